@@ -1,0 +1,45 @@
+"""One error type for every bad input, rendered as a single line.
+
+The CLI catches :class:`InputError` and prints ``str(err)`` on stderr with exit
+status 2, so every message must name where the value came from (file), what it
+was (field) and the value itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class InputError(ValueError):
+    """A bad input value: ``file: field = value: reason``."""
+
+    reason: str
+    field: str = ""
+    value: object = None
+    file: str = ""
+
+    def __post_init__(self) -> None:
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """The one-line message shown to the user."""
+        where = f"{self.file}: " if self.file else ""
+        what = ""
+        if self.field:
+            what = f"{self.field}"
+            if self.value is not None:
+                what += f" = {self.value!r}"
+            what += ": "
+        return f"{where}{what}{self.reason}".replace("\n", " ")
+
+    def __str__(self) -> str:
+        return self.message
+
+    def in_file(self, file: str) -> InputError:
+        """The same error, attributed to ``file`` unless it already names one."""
+        if not self.file:
+            self.file = file
+            self.args = (self.message,)
+        return self
