@@ -1,0 +1,247 @@
+"""The one schedule type shared by policies, the simulator and the solvers.
+
+A :class:`Schedule` holds what was run (network, timing, collectives), each
+chunk's route and stage plan, and one :class:`Stage` per executed stage with
+its start and end. :mod:`themis.checker` validates it independently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from themis.collective import Collective
+from topologies.errors import InputError
+from topologies.network import Dimension, Network
+
+FORMAT_VERSION = 1
+
+
+class Stage(NamedTuple):
+    """One stage of one chunk on one dimension, as executed."""
+
+    collective: int
+    chunk: int
+    step: int
+    phase: str
+    dim: int
+    input_bytes: float
+    output_bytes: float
+    sent_bytes: float
+    start_ns: float
+    end_ns: float
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """A chunk's route and the (phase, dimension) sequence it executes."""
+
+    collective: int
+    chunk: int
+    size_bytes: int
+    route: tuple[int, ...]
+    phases: tuple[tuple[str, int], ...]
+
+
+def stage_plan(
+    kind: str,
+    route: Sequence[int],
+    ag_route: Sequence[int] | None = None,
+    local_bw_aware: bool = False,
+) -> tuple[tuple[str, int], ...]:
+    """The (phase, dim) sequence of a chunk (model.md §3).
+
+    all-reduce: RS along ``route`` then AG along ``ag_route`` (default: the
+    reverse of ``route``); with ``local_bw_aware`` the route's last dimension
+    runs one AR stage instead (ASTRA-sim's localBWAware baseline).
+    reduce-scatter: RS along ``route``; all-gather: AG along ``route``.
+    """
+    route = tuple(route)
+    if kind == "reduce-scatter":
+        return tuple(("RS", d) for d in route)
+    if kind == "all-gather":
+        return tuple(("AG", d) for d in route)
+    if kind != "all-reduce":
+        raise ValueError(f"unknown collective {kind!r}")
+    if local_bw_aware:
+        if ag_route is not None:
+            raise ValueError("localBWAware fixes the AG order")
+        head = route[:-1]
+        return (
+            tuple(("RS", d) for d in head)
+            + (("AR", route[-1]),)
+            + tuple(("AG", d) for d in reversed(head))
+        )
+    ag = tuple(reversed(route)) if ag_route is None else tuple(ag_route)
+    return tuple(("RS", d) for d in route) + tuple(("AG", d) for d in ag)
+
+
+@dataclass
+class Schedule:
+    """A complete schedule of one or more collectives on one network.
+
+    ``timing``, ``algorithms`` and ``endpoint_delay_ns`` name the timing model
+    the stage durations follow; ``active_chunks`` is k, the stages a dimension
+    may run at once; ``issue_ns[i]`` is when collective i was issued.
+    """
+
+    network: Network
+    timing: str
+    algorithms: tuple[str, ...]
+    endpoint_delay_ns: float
+    active_chunks: int
+    collectives: list[Collective]
+    issue_ns: list[float]
+    chunks: list[ChunkPlan]
+    stages: list[Stage]
+    ag_order: str = "reverse"
+    local_bw_aware: bool = False
+    meta: dict = field(default_factory=dict)
+
+    @property
+    def makespan_ns(self) -> float:
+        """End of the last stage (0 for an empty schedule)."""
+        return max((s.end_ns for s in self.stages), default=0.0)
+
+    def routes(self) -> dict[tuple[int, int], tuple[int, ...]]:
+        """(collective, chunk) -> route."""
+        return {(c.collective, c.chunk): c.route for c in self.chunks}
+
+    def dimension_orders(self) -> dict[int, list[tuple[int, int, int]]]:
+        """Per dimension, the (collective, chunk, step) keys in start order."""
+        orders: dict[int, list[tuple[float, float, int, int, int]]] = {}
+        for s in self.stages:
+            orders.setdefault(s.dim, []).append(
+                (s.start_ns, s.end_ns, s.collective, s.chunk, s.step)
+            )
+        return {
+            d: [(c, k, st) for _, _, c, k, st in sorted(v)] for d, v in sorted(orders.items())
+        }
+
+    def route_histogram(self) -> dict[str, int]:
+        """Route string (e.g. ``"0,1,2"``) -> how many chunks took it."""
+        hist: dict[str, int] = {}
+        for c in self.chunks:
+            key = ",".join(map(str, c.route))
+            hist[key] = hist.get(key, 0) + 1
+        return dict(sorted(hist.items()))
+
+    # -- JSON -----------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """A JSON-ready dictionary (see :meth:`from_dict`)."""
+        return {
+            "format": "themis-schedule",
+            "version": FORMAT_VERSION,
+            "network": {
+                "dims": [
+                    {"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
+                     "latency_ns": d.latency_ns, "links": d.links}
+                    for d in self.network.dims
+                ],
+                "nic_latency_ns": self.network.nic_latency_ns,
+                "router_latency_ns": self.network.router_latency_ns,
+                "name": self.network.name,
+            },
+            "timing": self.timing,
+            "algorithms": list(self.algorithms),
+            "endpoint_delay_ns": self.endpoint_delay_ns,
+            "active_chunks": self.active_chunks,
+            "ag_order": self.ag_order,
+            "local_bw_aware": self.local_bw_aware,
+            "collectives": [
+                {"kind": c.kind, "size_bytes": c.size_bytes, "chunks": c.chunks,
+                 "issue_ns": t}
+                for c, t in zip(self.collectives, self.issue_ns, strict=True)
+            ],
+            "chunks": [
+                {"collective": c.collective, "chunk": c.chunk, "size_bytes": c.size_bytes,
+                 "route": list(c.route), "phases": [[p, d] for p, d in c.phases]}
+                for c in self.chunks
+            ],
+            "stage_fields": list(Stage._fields),
+            "stages": [list(s) for s in self.stages],
+            "meta": self.meta,
+            "makespan_ns": self.makespan_ns,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict, file: str = "") -> Schedule:
+        """Rebuild a schedule written by :meth:`to_dict`."""
+        try:
+            if data.get("format") != "themis-schedule":
+                raise InputError("not a themis schedule file", "format", data.get("format"),
+                                 file)
+            net = data["network"]
+            network = Network(
+                tuple(Dimension(d["topology"], d["npus"], d["bandwidth_GBps"], d["latency_ns"],
+                                d.get("links")) for d in net["dims"]),
+                net.get("nic_latency_ns", 0.0), net.get("router_latency_ns", 0.0),
+                net.get("name", ""),
+            )
+            colls = [Collective(c["kind"], c["size_bytes"], c["chunks"])
+                     for c in data["collectives"]]
+            return cls(
+                network=network,
+                timing=data["timing"],
+                algorithms=tuple(data["algorithms"]),
+                endpoint_delay_ns=float(data["endpoint_delay_ns"]),
+                active_chunks=int(data["active_chunks"]),
+                collectives=colls,
+                issue_ns=[float(c.get("issue_ns", 0.0)) for c in data["collectives"]],
+                chunks=[
+                    ChunkPlan(c["collective"], c["chunk"], c["size_bytes"], tuple(c["route"]),
+                              tuple((p, int(d)) for p, d in c["phases"]))
+                    for c in data["chunks"]
+                ],
+                stages=[Stage(int(s[0]), int(s[1]), int(s[2]), str(s[3]), int(s[4]),
+                              float(s[5]), float(s[6]), float(s[7]), float(s[8]), float(s[9]))
+                        for s in data["stages"]],
+                ag_order=data.get("ag_order", "reverse"),
+                local_bw_aware=bool(data.get("local_bw_aware", False)),
+                meta=data.get("meta", {}),
+            )
+        except InputError as err:
+            raise err.in_file(file) from None
+        except (KeyError, TypeError, ValueError, IndexError) as err:
+            raise InputError(f"malformed schedule ({type(err).__name__}: {err})", "schedule",
+                             None, file) from None
+
+    def to_json(self) -> str:
+        """The schedule as JSON text."""
+        return json.dumps(self.to_dict())
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the schedule as JSON, atomically (nothing half-written)."""
+        write_text_atomic(path, self.to_json())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Schedule:
+        """Read a schedule JSON file."""
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text())
+        except FileNotFoundError:
+            raise InputError("no such file", "schedule", str(p), str(p)) from None
+        except (OSError, json.JSONDecodeError) as err:
+            raise InputError(f"cannot read JSON ({err})", "schedule", None, str(p)) from None
+        return cls.from_dict(data, str(p))
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise

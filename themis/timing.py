@@ -1,0 +1,183 @@
+"""Stage timing models (model.md §4) and their registry.
+
+A timing model answers, for a stage of one chunk on one dimension, how long it
+takes alone, how much of that is fixed (latency) time, how many bytes the NPU
+sends and what size the chunk has afterwards. New models register a factory
+under a name with :func:`register_timing`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from topologies.errors import InputError
+from topologies.network import Network
+from topologies.system import canonical_algorithm
+
+#: Stage phases: reduce-scatter, all-gather, and a whole all-reduce on one dimension.
+PHASES: tuple[str, ...] = ("RS", "AG", "AR")
+
+
+@dataclass(frozen=True)
+class StageCost:
+    """What one stage costs when it runs alone on its dimension."""
+
+    duration_ns: float
+    fixed_ns: float
+    sent_bytes: float
+    output_bytes: float
+
+
+class Timing(Protocol):
+    """A timing model bound to a network and per-dimension algorithms."""
+
+    name: str
+    network: Network
+    algorithms: tuple[str, ...]
+    endpoint_delay_ns: float
+    #: Whether stages running together on a dimension share its bandwidth.
+    shares_bandwidth: bool
+
+    def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
+        """The cost of a ``phase`` stage on ``dim`` whose input is ``input_bytes``."""
+        ...
+
+    def all_gather_input(self, chunk_bytes: float) -> float:
+        """Input size of an all-gather chunk's first stage (chunk of the output)."""
+        ...
+
+
+TimingFactory = Callable[..., Timing]
+_REGISTRY: dict[str, TimingFactory] = {}
+
+
+def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
+    """Register a timing factory ``f(network, algorithms, endpoint_delay_ns)``."""
+
+    def deco(factory: TimingFactory) -> TimingFactory:
+        _REGISTRY[name] = factory
+        return factory
+
+    return deco
+
+
+def timing_names() -> list[str]:
+    """Names of the registered timing models."""
+    _load_plugins()
+    return sorted(_REGISTRY)
+
+
+def _load_plugins() -> None:
+    # The ASTRA-sim 1.0 model lives in its own module; importing it registers it.
+    try:
+        import themis.timing_astra  # noqa: F401
+    except ImportError:  # pragma: no cover - only while that module does not exist
+        pass
+
+
+def resolve_algorithms(
+    network: Network, algorithms: Sequence[str] | None, field: str = "algorithms"
+) -> tuple[str, ...]:
+    """Per-dimension algorithms: the given ones (validated) or each kind's default."""
+    if algorithms is None:
+        return tuple(d.default_algorithm for d in network.dims)
+    algos = list(algorithms)
+    if len(algos) != network.ndims:
+        raise InputError(
+            f"expected {network.ndims} algorithms, one per dimension", field, "_".join(algos)
+        )
+    out = []
+    for i, a in enumerate(algos):
+        name = canonical_algorithm(a)
+        if name is None:
+            raise InputError("unknown algorithm", f"{field}[{i}]", a)
+        p = network.dims[i].npus
+        if name == "halvingDoubling" and p > 1 and p & (p - 1):
+            raise InputError(
+                f"halvingDoubling needs a power-of-two dimension size (dimension {i} has {p})",
+                f"{field}[{i}]", a,
+            )
+        out.append(name)
+    return tuple(out)
+
+
+def make_timing(
+    name: str,
+    network: Network,
+    algorithms: Sequence[str] | None = None,
+    endpoint_delay_ns: float = 0.0,
+) -> Timing:
+    """Instantiate the timing model ``name`` for ``network``."""
+    _load_plugins()
+    if name not in _REGISTRY:
+        raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
+                         "timing", name)
+    if isinstance(endpoint_delay_ns, bool) or not isinstance(endpoint_delay_ns, int | float) \
+            or not math.isfinite(endpoint_delay_ns) or endpoint_delay_ns < 0:
+        raise InputError("endpoint delay must be a number >= 0", "endpoint-delay",
+                         endpoint_delay_ns)
+    return _REGISTRY[name](network, resolve_algorithms(network, algorithms), endpoint_delay_ns)
+
+
+def algorithm_steps(algorithm: str, npus: int) -> int:
+    """Message steps of one RS or AG stage (model.md §4)."""
+    if npus <= 1:
+        return 0
+    if algorithm == "ring":
+        return npus - 1
+    if algorithm == "direct":
+        return 1
+    if algorithm == "halvingDoubling":
+        return int(math.log2(npus))
+    if algorithm == "doubleBinaryTree":
+        # A pipelined tree: ceil(log2 P) steps to reduce (or broadcast).
+        return math.ceil(math.log2(npus))
+    raise InputError("unknown algorithm", "algorithm", algorithm)
+
+
+@register_timing("alpha-beta")
+@dataclass(frozen=True)
+class AlphaBetaTiming:
+    """``T = steps * (hops * a + e) + (P - 1)/P * M / B`` (model.md §4).
+
+    Sizes divide exactly (floats). An ``AR`` stage costs an RS plus an AG on
+    the same dimension. Stages running together share the bandwidth.
+    """
+
+    network: Network
+    algorithms: tuple[str, ...]
+    endpoint_delay_ns: float = 0.0
+    name: str = "alpha-beta"
+    shares_bandwidth: bool = True
+
+    def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
+        """Cost of one stage alone (see class docstring)."""
+        d = self.network.dims[dim]
+        p = d.npus
+        steps = algorithm_steps(self.algorithms[dim], p)
+        per_step = d.hops * d.latency_ns + self.endpoint_delay_ns
+        if phase == "RS":
+            out = input_bytes / p
+            big = input_bytes
+            rounds = 1
+        elif phase == "AG":
+            out = input_bytes * p
+            big = out
+            rounds = 1
+        elif phase == "AR":
+            out = input_bytes
+            big = input_bytes
+            rounds = 2
+        else:
+            raise ValueError(f"unknown phase {phase!r}")
+        sent = rounds * (p - 1) / p * big
+        fixed = rounds * steps * per_step
+        return StageCost(fixed + sent / d.bandwidth_bytes_per_ns, fixed, sent, out)
+
+    def all_gather_input(self, chunk_bytes: float) -> float:
+        """An all-gather chunk starts as 1/N of its output size."""
+        n = math.prod(self.network.dims[i].npus for i in self.network.active_dims)
+        return chunk_bytes / n
