@@ -1,0 +1,231 @@
+"""An independent checker for any :class:`~themis.schedule.Schedule`.
+
+It trusts nothing the producer computed: stage plans are checked against the
+collective and route, sizes and durations are recomputed from the network and
+the timing model, and capacity is checked with a sweep over each dimension.
+It returns the violations found (an empty list means the schedule is valid).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from themis.schedule import Schedule, Stage, stage_plan
+from themis.timing import Timing, make_timing
+
+#: Relative tolerance on times and sizes (schedules are floats; solvers re-time).
+REL_TOL = 1e-9
+ABS_TOL_NS = 1e-6
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: ``kind`` is a short code, ``message`` says where."""
+
+    kind: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+class ScheduleInvalid(AssertionError):
+    """Raised by :func:`assert_valid` with all violations in the message."""
+
+
+def _close(a: float, b: float, scale: float = 0.0) -> bool:
+    return abs(a - b) <= max(ABS_TOL_NS, REL_TOL * max(abs(a), abs(b), scale))
+
+
+def _valid_plans(schedule: Schedule, kind: str, route: tuple[int, ...]) -> list[tuple]:
+    """The stage plans a chunk with this route may legally follow."""
+    if kind != "all-reduce":
+        return [stage_plan(kind, route)]
+    plans = [stage_plan(kind, route)]
+    if schedule.local_bw_aware:
+        plans.append(stage_plan(kind, route, local_bw_aware=True))
+    return plans
+
+
+def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
+    """All violations of ``schedule`` (empty if valid). See the module docstring."""
+    out: list[Violation] = []
+    net = schedule.network
+    try:
+        tm = timing or make_timing(schedule.timing, net, schedule.algorithms,
+                                   schedule.endpoint_delay_ns)
+    except Exception as err:  # an unknown timing or bad algorithms: report, don't crash
+        return [Violation("timing", f"cannot build timing {schedule.timing!r}: {err}")]
+    k = schedule.active_chunks
+    active = sorted(net.active_dims)
+
+    # -- collectives and chunk plans ---------------------------------------------------
+    if len(schedule.issue_ns) != len(schedule.collectives):
+        out.append(Violation("collectives", "one issue time per collective is required"))
+    plans: dict[tuple[int, int], tuple] = {}
+    seen_chunks: dict[int, list] = defaultdict(list)
+    for cp in schedule.chunks:
+        key = (cp.collective, cp.chunk)
+        if key in plans:
+            out.append(Violation("chunks", f"chunk {key} appears twice"))
+            continue
+        if not 0 <= cp.collective < len(schedule.collectives):
+            out.append(Violation("chunks", f"chunk {key} names no collective"))
+            continue
+        coll = schedule.collectives[cp.collective]
+        seen_chunks[cp.collective].append(cp)
+        if sorted(cp.route) != active:
+            out.append(Violation("route", f"chunk {key}: route {cp.route} is not a "
+                                          f"permutation of dimensions {active}"))
+        phases = tuple(cp.phases)
+        ok = phases in _valid_plans(schedule, coll.kind, tuple(cp.route))
+        if not ok and coll.kind == "all-reduce" and schedule.ag_order == "free":
+            n = len(active)
+            rs, ag = phases[:n], phases[n:]
+            ok = (len(phases) == 2 * n and tuple(d for _, d in rs) == tuple(cp.route)
+                  and all(p == "RS" for p, _ in rs) and all(p == "AG" for p, _ in ag)
+                  and sorted(d for _, d in ag) == active)
+        if not ok:
+            out.append(Violation("plan", f"chunk {key}: stages {phases} do not follow "
+                                         f"route {cp.route} for a {coll.kind}"))
+        plans[key] = phases
+    for ci, coll in enumerate(schedule.collectives):
+        sizes = sorted((c.chunk, c.size_bytes) for c in seen_chunks.get(ci, []))
+        want = list(enumerate(coll.chunk_sizes()))
+        if sizes != want:
+            out.append(Violation("chunks", f"collective {ci}: chunks and sizes {sizes[:4]}... "
+                                           f"differ from the chunking of {coll}"))
+
+    # -- stages of each chunk: presence, order, sizes, durations ---------------------
+    by_chunk: dict[tuple[int, int], list[Stage]] = defaultdict(list)
+    for s in schedule.stages:
+        by_chunk[(s.collective, s.chunk)].append(s)
+    for key in by_chunk.keys() - plans.keys():
+        out.append(Violation("stages", f"stages of unknown chunk {key}"))
+    sizes_of = {(c.collective, c.chunk): c.size_bytes for c in schedule.chunks}
+    for key, phases in plans.items():
+        stages = sorted(by_chunk.get(key, []), key=lambda s: s.step)
+        if [s.step for s in stages] != list(range(len(phases))):
+            out.append(Violation("stages", f"chunk {key}: steps {[s.step for s in stages]} "
+                                           f"but the plan has {len(phases)} stages"))
+            continue
+        coll = schedule.collectives[key[0]]
+        m = (tm.all_gather_input(sizes_of[key]) if coll.kind == "all-gather"
+             else float(sizes_of[key]))
+        prev_end = schedule.issue_ns[key[0]] if key[0] < len(schedule.issue_ns) else 0.0
+        for s, (phase, d) in zip(stages, phases, strict=True):
+            where = f"chunk {key} step {s.step}"
+            if (s.phase, s.dim) != (phase, d):
+                out.append(Violation("plan", f"{where}: ran {s.phase} on {s.dim}, "
+                                             f"plan says {phase} on {d}"))
+            if not _close(s.input_bytes, m):
+                out.append(Violation("size", f"{where}: input {s.input_bytes} bytes, "
+                                             f"expected {m}"))
+            cost = tm.stage(phase, d, m)
+            if not _close(s.output_bytes, cost.output_bytes):
+                out.append(Violation("size", f"{where}: output {s.output_bytes}, "
+                                             f"expected {cost.output_bytes}"))
+            if not _close(s.sent_bytes, cost.sent_bytes):
+                out.append(Violation("size", f"{where}: sent {s.sent_bytes}, "
+                                             f"expected {cost.sent_bytes}"))
+            if not (math.isfinite(s.start_ns) and math.isfinite(s.end_ns)):
+                out.append(Violation("time", f"{where}: non-finite time"))
+                break
+            if s.start_ns < prev_end - max(ABS_TOL_NS, REL_TOL * abs(prev_end)):
+                out.append(Violation("precedence", f"{where}: starts at {s.start_ns} before "
+                                                   f"its predecessor ends at {prev_end}"))
+            sharing = tm.shares_bandwidth and k > 1
+            if not sharing and not _close(s.end_ns - s.start_ns, cost.duration_ns, s.end_ns):
+                out.append(Violation("duration", f"{where}: lasts {s.end_ns - s.start_ns} ns, "
+                                                 f"the timing model says {cost.duration_ns}"))
+            if sharing and s.end_ns - s.start_ns < cost.duration_ns * (1 - REL_TOL) - ABS_TOL_NS:
+                out.append(Violation("duration", f"{where}: lasts {s.end_ns - s.start_ns} ns, "
+                                                 f"less than alone ({cost.duration_ns})"))
+            prev_end = s.end_ns
+            m = cost.output_bytes
+
+    # -- capacity per dimension ---------------------------------------------------------
+    per_dim: dict[int, list[Stage]] = defaultdict(list)
+    for s in schedule.stages:
+        per_dim[s.dim].append(s)
+    for d, stages in per_dim.items():
+        if d not in active:
+            out.append(Violation("dimension", f"stages on dimension {d}, which has no links"))
+            continue
+        events = []
+        for s in stages:
+            events.append((s.start_ns, 1))
+            # An end within tolerance of a start counts as before it.
+            events.append((s.end_ns - max(ABS_TOL_NS, REL_TOL * abs(s.end_ns)), 0))
+        events.sort()
+        running = 0
+        for t, kind in events:
+            running += 1 if kind else -1
+            if running > k:
+                out.append(Violation("capacity", f"dimension {d} runs {running} stages "
+                                                 f"at {t} ns (k = {k})"))
+                break
+
+    if tm.shares_bandwidth and k > 1:
+        out.extend(_check_shared_durations(schedule, tm, per_dim))
+    return out
+
+
+def _check_shared_durations(schedule: Schedule, tm: Timing, per_dim) -> list[Violation]:
+    """Recompute ends under equal bandwidth sharing, given the start times.
+
+    Each stage spends its fixed time, then sends its bytes at B / n(t), n(t)
+    the number of the dimension's stages sending at time t.
+    """
+    out = []
+    for d, stages in per_dim.items():
+        bw = schedule.network.dims[d].bandwidth_bytes_per_ns
+        costs = {}
+        for s in stages:
+            c = tm.stage(s.phase, d, s.input_bytes)
+            costs[s] = (s.start_ns + c.fixed_ns, c.sent_bytes)
+        pending = sorted(stages, key=lambda s: s.start_ns)
+        remaining: dict[Stage, float] = {}
+        waiting: dict[Stage, float] = {}
+        t = pending[0].start_ns if pending else 0.0
+        ends: dict[Stage, float] = {}
+        i = 0
+        while i < len(pending) or remaining or waiting:
+            while i < len(pending) and pending[i].start_ns <= t:
+                waiting[pending[i]] = costs[pending[i]][0]
+                i += 1
+            for s, fe in list(waiting.items()):
+                if fe <= t:
+                    del waiting[s]
+                    remaining[s] = costs[s][1]
+            candidates = [pending[i].start_ns] if i < len(pending) else []
+            candidates += list(waiting.values())
+            if remaining:
+                n = len(remaining)
+                candidates.append(t + min(remaining.values()) * n / bw)
+            t_next = min(candidates)
+            if remaining:
+                per = (t_next - t) * bw / len(remaining)
+                for s in list(remaining):
+                    remaining[s] -= per
+                    if remaining[s] <= REL_TOL * max(costs[s][1], 1.0):
+                        ends[s] = t_next
+                        del remaining[s]
+            t = t_next
+        for s in stages:
+            if s in ends and not _close(ends[s], s.end_ns):
+                out.append(Violation("duration", f"chunk {(s.collective, s.chunk)} step {s.step}"
+                                                 f" on {d}: ends at {s.end_ns}, bandwidth "
+                                                 f"sharing gives {ends[s]}"))
+    return out
+
+
+def assert_valid(schedule: Schedule, timing: Timing | None = None) -> None:
+    """Raise :class:`ScheduleInvalid` listing every violation, if any."""
+    violations = check(schedule, timing)
+    if violations:
+        head = "; ".join(map(str, violations[:10]))
+        more = f" (+{len(violations) - 10} more)" if len(violations) > 10 else ""
+        raise ScheduleInvalid(f"{len(violations)} violation(s): {head}{more}")

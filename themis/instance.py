@@ -1,0 +1,85 @@
+"""The scheduling instance the exact solvers and the comparisons share.
+
+One all-reduce of ``size_bytes`` in ``chunks`` chunks on ``network``, alpha-beta
+timing, k = 1 (model.md §7). Policies are run on it through the simulator, the
+solvers optimize it, and both are scored against its lower bounds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from themis.collective import Collective
+from themis.timing import Timing, make_timing, resolve_algorithms
+from topologies.network import Network
+
+
+@dataclass(frozen=True)
+class Instance:
+    """One all-reduce on a network with alpha-beta timing and k = 1."""
+
+    network: Network
+    size_bytes: int
+    chunks: int
+    endpoint_delay_ns: float = 0.0
+    algorithms: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        # Validate early with clear errors.
+        Collective("all-reduce", self.size_bytes, self.chunks)
+        algos = resolve_algorithms(self.network, self.algorithms)
+        object.__setattr__(self, "algorithms", algos)
+        make_timing("alpha-beta", self.network, algos, self.endpoint_delay_ns)
+
+    @property
+    def collective(self) -> Collective:
+        """The all-reduce."""
+        return Collective("all-reduce", self.size_bytes, self.chunks)
+
+    @cached_property
+    def timing(self) -> Timing:
+        """The alpha-beta timing bound to this network."""
+        return make_timing("alpha-beta", self.network, self.algorithms, self.endpoint_delay_ns)
+
+    @property
+    def dims(self) -> tuple[int, ...]:
+        """The dimensions a chunk crosses (size > 1)."""
+        return self.network.active_dims
+
+    def to_dict(self) -> dict:
+        """JSON-ready description (also the basis of :meth:`key`)."""
+        return {
+            "dims": [
+                {"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
+                 "latency_ns": d.latency_ns}
+                for d in self.network.dims
+            ],
+            "size_bytes": self.size_bytes,
+            "chunks": self.chunks,
+            "endpoint_delay_ns": self.endpoint_delay_ns,
+            "algorithms": list(self.algorithms or ()),
+        }
+
+    def key(self) -> str:
+        """A stable short hash identifying the instance (for result databases)."""
+        text = json.dumps(self.to_dict(), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def label(self) -> str:
+        """Human label, e.g. ``4x4x4 64MiB C=8``."""
+        from topologies.units import format_size
+
+        return f"{self.network.name or self.network.shape()} {format_size(self.size_bytes)} " \
+               f"C={self.chunks}"
+
+    def simulate(self, policy: str = "themis", intra: str = "scf",
+                 ag_routes: Sequence | None = None):
+        """Run a policy through the simulator on this instance (k = 1)."""
+        from themis.simulator import simulate
+
+        return simulate(self.network, self.collective, policy=policy, intra=intra,
+                        timing=self.timing)
