@@ -1,0 +1,237 @@
+"""The ``themis`` command line.
+
+Start-up stays light: ortools, pulp and matplotlib are imported only by the
+commands that need them. Every bad input exits with status 2 and one line on
+stderr naming the file, the field and the value.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from collections.abc import Sequence
+
+from themis.cli_common import (
+    add_instance_args,
+    add_network_args,
+    float_arg,
+    format_table,
+    int_arg,
+    print_json,
+    resolve_inputs,
+)
+from topologies.errors import InputError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit status 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full argument parser (all subcommands)."""
+    parser = _Parser(
+        prog="themis",
+        description="Collective scheduling on multi-dimensional networks: Themis and other "
+                    "policies, an event-driven simulator, exact solvers and gap reports.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("presets", help="list the bundled networks and system files")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_presets)
+
+    p = sub.add_parser("network", help="print a network's dimensions and NPU count")
+    add_network_args(p, system=False)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_network)
+
+    p = sub.add_parser("simulate", help="simulate a collective under a policy")
+    add_instance_args(p)
+    p.add_argument("--collective", default="all-reduce",
+                   choices=["all-reduce", "reduce-scatter", "all-gather"])
+    p.add_argument("--policy", default=None,
+                   help="baseline | round-robin | themis | a fixed route like 2,0,1 "
+                        "(default: the system file's inter-dimension-scheduling, else themis)")
+    p.add_argument("--intra", default=None,
+                   help="fifo | scf (default: the system file's, else fifo)")
+    p.add_argument("--active-chunks", type=int_arg("--active-chunks"), default=None,
+                   help="stages a dimension runs at once, k (default: system file, else 1)")
+    p.add_argument("--timing", default="alpha-beta",
+                   help="alpha-beta (default) | astra-sim-1.0")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
+    p.add_argument("--gantt", metavar="FILE.png", help="draw a Gantt chart")
+    p.set_defaults(func=cmd_simulate)
+
+    for module in ("solvers.commands", "reports.commands"):
+        try:
+            mod = __import__(module, fromlist=["register"])
+        except ImportError:  # pragma: no cover - while a package is not yet there
+            continue
+        mod.register(sub, _Parser)
+    return parser
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    """``themis presets``."""
+    from topologies.presets import list_presets
+
+    presets = list_presets()
+    if args.json:
+        print_json([{"name": p.name, "description": p.description, "npus": p.npus,
+                     "dims": p.dims} for p in presets])
+        return 0
+    rows = [[p.name, p.npus, p.dims, p.description] for p in presets]
+    print(format_table(["name", "NPUs", "dimensions", "description"], rows))
+    return 0
+
+
+def cmd_network(args: argparse.Namespace) -> int:
+    """``themis network NETWORK [--json]``."""
+    from themis.cli_common import load_network
+
+    net = load_network(args.network)
+    dims = [{"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
+             "latency_ns": d.latency_ns} for d in net.dims]
+    if args.json:
+        print_json({"dims": dims, "npus": net.npus})
+        return 0
+    rows = [[i, d.kind, d.npus, d.bandwidth_GBps, d.latency_ns, d.links_count]
+            for i, d in enumerate(net.dims)]
+    print(format_table(["dim", "topology", "NPUs", "bandwidth GB/s", "latency ns", "links"],
+                       rows))
+    print(f"total NPUs: {net.npus}")
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """``themis simulate``."""
+    import dataclasses
+
+    from themis.collective import Collective
+    from themis.policies import FixedRoute, make_policy
+    from themis.queues import canonical_intra
+    from themis.simulator import simulate
+    from themis.timing import timing_names
+
+    inputs = resolve_inputs(args, chunks_default=64)
+    system = inputs.system
+    if args.timing not in timing_names():
+        raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
+                         "--timing", args.timing)
+    policy_name = args.policy or system.inter or "themis"
+    if any(ch.isdigit() for ch in policy_name):
+        policy = FixedRoute(policy_name)
+    else:
+        policy = make_policy(policy_name)
+    intra = canonical_intra(args.intra or system.intra or "fifo")
+    k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
+    if k < 1:
+        raise InputError("must be at least 1", "--active-chunks", k)
+    collective = Collective(args.collective, inputs.size_bytes, inputs.chunks)
+    algorithms = inputs.algorithms(args.collective)
+    algo_field = f"{args.collective}-implementation"
+    t0 = time.perf_counter()
+    try:
+        if args.timing == "astra-sim-1.0":
+            from themis.timing_astra import simulate_astra
+
+            sys_cfg = dataclasses.replace(
+                system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
+                active_chunks=k, inter=policy.name if policy.name != "fixed" else system.inter,
+                intra=intra)
+            result = simulate_astra(inputs.network, sys_cfg, collective,
+                                    policy=policy if policy.name == "fixed" else None)
+        else:
+            result = simulate(inputs.network, collective, policy=policy, intra=intra,
+                              timing=args.timing, algorithms=algorithms,
+                              endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
+    except InputError as err:
+        if algorithms is not None and "algorithm" in err.field and system.source:
+            err.field = err.field.replace("algorithms", algo_field)
+            raise err.in_file(system.source) from None
+        raise
+    wall_s = time.perf_counter() - t0
+    m = result.metrics
+    if args.schedule_out:
+        result.schedule.save(args.schedule_out)
+    if args.gantt:
+        from themis.plots import plot_gantt
+
+        plot_gantt(result.schedule, path=args.gantt)
+    if args.json:
+        print_json({
+            "makespan_ns": m.makespan_ns,
+            "ideal_ns": m.ideal_ns,
+            "bw_utilization": m.bw_utilization,
+            "policy": policy.name,
+            "intra": intra,
+            "timing": args.timing,
+            "collective": collective.kind,
+            "size_bytes": collective.size_bytes,
+            "chunks": inputs.chunks,
+            "active_chunks": k,
+            "npus": inputs.network.npus,
+            "stages": m.stages,
+            "dims": [{"dim": d.dim, "busy_ns": d.busy_ns, "bytes": d.bytes,
+                      "utilization": d.utilization} for d in m.dims],
+            "routes": m.routes,
+            "wall_s": wall_s,
+        })
+        return 0
+    print(f"{collective.kind} of {inputs.size_bytes} bytes in {inputs.chunks} chunks on "
+          f"{inputs.network.describe()} ({inputs.network.npus} NPUs)")
+    print(f"policy {policy.name}, intra {intra}, timing {args.timing}, k = {k}")
+    print(format_table(["metric", "value"], [
+        ["makespan (us)", m.makespan_ns / 1e3],
+        ["ideal (us)", m.ideal_ns / 1e3],
+        ["bandwidth utilization", f"{100 * m.bw_utilization:.1f}%"],
+        ["stages simulated", m.stages],
+        ["wall time (s)", f"{wall_s:.4f}"],
+    ]))
+    print()
+    print(format_table(["dim", "busy (us)", "MiB sent", "utilization"], [
+        [d.dim, d.busy_ns / 1e3, d.bytes / 2**20, f"{100 * d.utilization:.1f}%"]
+        for d in m.dims]))
+    print()
+    print(format_table(["route", "chunks"], [[r, n] for r, n in m.routes.items()]))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``themis`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help()
+        return 2
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _show_warning
+        try:
+            return int(args.func(args) or 0)
+        except InputError as err:
+            sys.stderr.write(f"themis: error: {err}\n")
+            return 2
+        except KeyboardInterrupt:
+            sys.stderr.write("themis: interrupted\n")
+            return 130
+        except BrokenPipeError:
+            return 0
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(f"themis: warning: {message}\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())
+
+
+__all__ = ["build_parser", "main", "float_arg"]

@@ -1,0 +1,170 @@
+"""Argument helpers shared by every CLI command (kept light: no heavy imports).
+
+``NETWORK`` is a file path (``.yml``/``.yaml`` = ASTRA-sim 2.x, ``.json`` = 1.0)
+or a preset name. ``--system FILE`` values become defaults that explicit flags
+override.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import dataclass
+from typing import Any
+
+from topologies.errors import InputError
+from topologies.network import Network
+from topologies.system import SystemConfig
+from topologies.units import parse_size
+
+DEFAULT_SIZE = "64MiB"
+DEFAULT_CHUNKS = 4
+
+
+def add_network_args(p: argparse.ArgumentParser, system: bool = True) -> None:
+    """``NETWORK`` and ``--system``."""
+    p.add_argument("network", metavar="NETWORK",
+                   help="network file (.yml/.yaml ASTRA-sim 2.x, .json 1.0) or preset name")
+    if system:
+        p.add_argument("--system", metavar="FILE",
+                       help="ASTRA-sim system file (1.0 text or 2.x JSON): its values are "
+                            "defaults that explicit flags override")
+
+
+def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = None) -> None:
+    """NETWORK, --system, --size, --chunks, --endpoint-delay."""
+    add_network_args(p)
+    p.add_argument("--size", default=None,
+                   help=f"collective size, e.g. 1GiB, 64MiB, 512KiB or bytes "
+                        f"(default {DEFAULT_SIZE})")
+    p.add_argument("--chunks", type=_int_arg("--chunks"), default=None,
+                   help=f"chunks (default: the system file's preferred-dataset-splits, "
+                        f"else {chunks_default or DEFAULT_CHUNKS})")
+    p.add_argument("--endpoint-delay", type=_float_arg("--endpoint-delay"), default=None,
+                   metavar="NS", help="endpoint delay per message step in ns "
+                                      "(default: the system file's, else 0)")
+
+
+def _int_arg(flag: str):
+    def conv(text: str) -> int:
+        try:
+            return int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} = {text!r}: not an integer") from None
+    return conv
+
+
+def _float_arg(flag: str):
+    def conv(text: str) -> float:
+        try:
+            return float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{flag} = {text!r}: not a number") from None
+    return conv
+
+
+int_arg = _int_arg
+float_arg = _float_arg
+
+
+def load_network(spec: str) -> Network:
+    """A network from a file path or a preset name."""
+    from topologies.presets import resolve_network
+
+    return resolve_network(spec)
+
+
+def load_system(spec: str | None) -> SystemConfig:
+    """The system file's configuration, or an empty one."""
+    if not spec:
+        return SystemConfig()
+    from topologies.presets import resolve_system
+
+    return resolve_system(spec)
+
+
+@dataclass
+class Inputs:
+    """What the instance arguments resolve to."""
+
+    network: Network
+    system: SystemConfig
+    size_bytes: int
+    chunks: int
+    endpoint_delay_ns: float
+
+    def algorithms(self, collective: str = "all-reduce") -> tuple[str, ...] | None:
+        """The system file's algorithms for that collective, if any."""
+        return self.system.algorithms_for(collective)
+
+    def instance(self):
+        """The :class:`themis.instance.Instance` (all-reduce, alpha-beta, k = 1)."""
+        from themis.instance import Instance
+
+        algos = self.algorithms("all-reduce")
+        try:
+            return Instance(self.network, self.size_bytes, self.chunks, self.endpoint_delay_ns,
+                            algos)
+        except InputError as err:
+            if algos is not None and self.system.source and "algorithm" in err.field:
+                err.field = err.field.replace("algorithms", "all-reduce-implementation")
+                raise err.in_file(self.system.source) from None
+            raise
+
+
+def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNKS) -> Inputs:
+    """Resolve NETWORK, --system, --size, --chunks, --endpoint-delay with defaults."""
+    network = load_network(args.network)
+    system = load_system(getattr(args, "system", None))
+    size = parse_size(args.size if args.size is not None else DEFAULT_SIZE, "--size")
+    chunks = args.chunks if args.chunks is not None else (system.chunks or chunks_default)
+    if chunks < 1:
+        raise InputError("chunks must be at least 1", "--chunks", chunks)
+    delay = args.endpoint_delay
+    if delay is None:
+        delay = system.endpoint_delay_ns or 0.0
+    if delay < 0:
+        raise InputError("endpoint delay must not be negative", "--endpoint-delay", delay)
+    return Inputs(network, system, size, chunks, float(delay))
+
+
+def print_json(obj: Any) -> None:
+    """Print one JSON object on stdout."""
+    json.dump(obj, sys.stdout, indent=2, default=_json_default)
+    sys.stdout.write("\n")
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")
+
+
+def format_table(headers: list[str], rows: list[list[Any]]) -> str:
+    """A plain aligned text table."""
+    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for j, r in enumerate(cells):
+        lines.append("  ".join(c.rjust(w) if j and _numeric(c) else c.ljust(w)
+                               for c, w in zip(r, widths, strict=True)).rstrip())
+        if j == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _fmt(c: Any) -> str:
+    if isinstance(c, float):
+        return f"{c:,.1f}" if abs(c) >= 100 else f"{c:.4g}"
+    return str(c)
+
+
+def _numeric(s: str) -> bool:
+    try:
+        float(s.replace(",", "").rstrip("%"))
+        return True
+    except ValueError:
+        return False
