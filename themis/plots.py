@@ -1,0 +1,130 @@
+"""Plots of schedules (matplotlib is imported lazily, Agg backend, no pyplot).
+
+:func:`plot_gantt` draws one row per dimension with one bar per stage: each
+chunk has its own colour (a qualitative colormap, cycled), reduce-scatter
+stages are solid, all-gather stages hatched and lighter, all-reduce stages (the
+localBWAware baseline's last dimension) cross-hatched.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+    from themis.schedule import Schedule
+
+#: How each phase is drawn: (alpha, hatch).
+PHASE_STYLE: dict[str, tuple[float, str | None]] = {
+    "RS": (0.95, None),
+    "AG": (0.55, "///"),
+    "AR": (0.75, "xxx"),
+}
+
+#: The qualitative colormap chunks cycle through.
+CHUNK_COLORMAP = "tab20"
+
+
+def new_figure(width: float = 10.0, height: float = 4.0, axes: int = 1,
+               sharex: bool = False) -> tuple[Figure, list[Axes]]:
+    """A figure with ``axes`` stacked axes, drawn by the Agg canvas (no pyplot)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    first = fig.add_subplot(axes, 1, 1)
+    out = [first]
+    for i in range(2, axes + 1):
+        out.append(fig.add_subplot(axes, 1, i, sharex=first if sharex else None))
+    return fig, out
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
+    """Save ``fig`` as a PNG atomically (temporary file, then ``os.replace``)."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=dpi, format="png")
+        os.replace(tmp, p)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLike | None = None,
+               title: str | None = None) -> Axes:
+    """Draw ``schedule`` as a Gantt chart, one row per dimension, x in µs.
+
+    ``ax``: the axes to draw on (a new figure when ``None``); ``path``: save the
+    figure there as a PNG (atomically); ``title``: the axes title (default:
+    the schedule's policy or solver and makespan). Returns the axes.
+    """
+    import matplotlib
+    from matplotlib.patches import Patch
+
+    if ax is None:
+        dims = sorted({s.dim for s in schedule.stages}) or [0]
+        _, (ax,) = new_figure(10.0, 1.2 + 0.55 * len(dims))
+    cmap = matplotlib.colormaps[CHUNK_COLORMAP]
+    ncolors = getattr(cmap, "N", 20)
+    chunk_index = {(c.collective, c.chunk): i for i, c in enumerate(schedule.chunks)}
+    dims = sorted({s.dim for s in schedule.stages} | set(schedule.network.active_dims))
+    row = {d: i for i, d in enumerate(dims)}
+    height = 0.8
+    by_style: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
+    for s in schedule.stages:
+        color = _chunk_color(chunk_index.get((s.collective, s.chunk), s.chunk), ncolors)
+        by_style.setdefault((s.phase, color), []).append(
+            (s.start_ns / 1e3, (s.end_ns - s.start_ns) / 1e3, row[s.dim]))
+    for (phase, color), bars in by_style.items():
+        alpha, hatch = PHASE_STYLE.get(phase, (0.8, None))
+        ax.barh([b[2] for b in bars], [b[1] for b in bars], left=[b[0] for b in bars],
+                height=height, color=cmap(color), alpha=alpha, hatch=hatch,
+                edgecolor="black", linewidth=0.3)
+    ax.set_yticks(range(len(dims)), [f"dim {d}" for d in dims])
+    ax.set_ylim(len(dims) - 0.5, -0.5)
+    ax.set_xlabel("time (µs)")
+    ax.set_xlim(0, max(schedule.makespan_ns / 1e3, 1e-9) * 1.01)
+    present = {s.phase for s in schedule.stages}
+    handles = [Patch(facecolor="lightgray", edgecolor="black", alpha=alpha, hatch=hatch,
+                     label=_PHASE_NAMES[p])
+               for p, (alpha, hatch) in PHASE_STYLE.items() if p in present]
+    if handles:
+        ax.legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0),
+                  fontsize="small", frameon=False)
+    ax.set_title(title if title is not None else _default_title(schedule), fontsize="medium")
+    if path is not None:
+        save_figure(ax.figure, path)  # type: ignore[arg-type]
+    return ax
+
+
+def _chunk_color(index: int, ncolors: int) -> int:
+    """Colour index of a chunk: paired maps (tab20) give all dark hues first."""
+    if ncolors == 20:
+        return (2 * index) % 20 + (index // 10) % 2
+    return index % ncolors
+
+
+_PHASE_NAMES: dict[str, str] = {"RS": "reduce-scatter", "AG": "all-gather", "AR": "all-reduce"}
+
+
+def _default_title(schedule: Schedule) -> str:
+    meta: dict[str, Any] = schedule.meta or {}
+    who = meta.get("solver") or meta.get("policy") or ""
+    if meta.get("intra") and not meta.get("solver") and meta.get("intra") != "replay":
+        who = f"{who}/{meta['intra']}"
+    chunks = len(schedule.chunks)
+    return f"{who + ': ' if who else ''}{chunks} chunks, makespan " \
+           f"{schedule.makespan_ns / 1e3:,.1f} µs"
+
+
+__all__ = ["plot_gantt", "new_figure", "save_figure", "PHASE_STYLE", "CHUNK_COLORMAP"]
