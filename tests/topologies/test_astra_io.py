@@ -29,7 +29,7 @@ from topologies import (
 from topologies.presets import presets_dir
 
 PRESETS = presets_dir()
-REFERENCE = Path("/work/shared/reference/astra-sim-1.0")
+REFERENCE = Path(__file__).parents[1] / "data" / "astra-sim-1.0"
 
 # --------------------------------------------------------------------------- strategies
 

@@ -21,7 +21,7 @@ from topologies import (
 )
 from topologies.presets import presets_dir
 
-TUTORIAL = Path("/work/shared/reference/astra-sim-1.0/tutorial")
+TUTORIAL = Path(__file__).parents[1] / "data" / "astra-sim-1.0" / "tutorial"
 TUTORIAL_FILES = [
     "3d_switch.json", "tpu.json", "dgx2.json",
     "3d_switch_baseline.txt", "3d_switch_themis.txt", "tpu.txt", "dgx2.txt",
