@@ -14,7 +14,6 @@ from topologies.astra import (
     write_network_yaml,
 )
 from topologies.errors import InputError
-from topologies.graph import grid_positions, npu_coords, npu_graph, npu_id, switch_node
 from topologies.network import Dimension, Network
 from topologies.presets import (
     PresetInfo,
@@ -63,3 +62,14 @@ __all__ = [
     "write_network_json",
     "write_network_yaml",
 ]
+
+_LAZY_GRAPH = {"grid_positions", "npu_coords", "npu_graph", "npu_id", "switch_node"}
+
+
+def __getattr__(name: str):
+    # networkx is slow to import: load the graph helpers only when asked for.
+    if name in _LAZY_GRAPH:
+        from topologies import graph
+
+        return getattr(graph, name)
+    raise AttributeError(f"module 'topologies' has no attribute {name!r}")
