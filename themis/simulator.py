@@ -171,10 +171,15 @@ def simulate(
     else:
         queues = [DISCIPLINES[intra_key]() for _ in range(ndims)]
 
+    # What a queue orders by: the input size, or for a discipline that sends some
+    # phases down a FIFO path (ASTRA-sim's SCF), (input size, phase is FIFO).
+    fifo_phases = getattr(DISCIPLINES.get(intra_key), "fifo_phases", None)
+    s_qkey: list = s_in if fifo_phases is None else [
+        (m, ph in fifo_phases) for m, ph in zip(s_in, s_phase, strict=True)]
     shared = tm.shares_bandwidth and active_chunks > 1
     runner = _run_shared if shared else _run_exclusive
     start, end = runner(network, tm, active_chunks, tie_order == "dim", queues, issues,
-                        first_sids, s_dim, s_dur, s_fixed, s_sent, s_in, s_last)
+                        first_sids, s_dim, s_dur, s_fixed, s_sent, s_qkey, s_last)
     if any(e < 0 for e in end):
         raise RuntimeError("simulation deadlocked: some stages never ran "
                            "(a replayed dimension order that contradicts the routes?)")
