@@ -26,7 +26,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from themis.collective import Collective
-from themis.policies.base import Route
+from themis.policies.base import InterPolicy, Route
 from themis.timing import StageCost, register_timing
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
@@ -431,7 +431,12 @@ def astra_plans(
     return out
 
 
-def simulate_astra(network: Network, system: SystemConfig, collective: Collective) -> SimResult:
+def simulate_astra(
+    network: Network,
+    system: SystemConfig,
+    collective: Collective,
+    policy: InterPolicy | None = None,
+) -> SimResult:
     """Simulate ``collective`` as ASTRA-sim 1.0 runs it with ``system``.
 
     ``system`` is a :class:`~topologies.system.SystemConfig`; fields left
@@ -447,6 +452,10 @@ def simulate_astra(network: Network, system: SystemConfig, collective: Collectiv
     * intra ``FIFO`` -> ``fifo``, ``SCF`` -> ``astra-scf`` (all-reduce stages by arrival);
     * tie order ``dim`` for ``boost-mode: 1``, ``start`` otherwise.
 
+    ``policy`` (e.g. a :class:`~themis.policies.FixedRoute`) overrides
+    ``system.inter``: its routes are used as they are, with the plans of a
+    non-Themis policy (localBWAware: one AR stage on the route's last dimension).
+
     Returns a :class:`~themis.simulator.SimResult`; its times are whole ns,
     ASTRA-sim 1.0's printed "all passes finished" time minus the workload's
     1 ns update. Raises :class:`~topologies.errors.InputError` for a policy or
@@ -459,7 +468,9 @@ def simulate_astra(network: Network, system: SystemConfig, collective: Collectiv
     raw_intra = (system.intra or "fifo").strip().lower()
     inter = INTER_ALIASES.get(raw_inter, raw_inter)
     intra = INTRA_ALIASES.get(raw_intra, raw_intra)
-    if inter == "themis":
+    if policy is not None:
+        inter = "given"
+    elif inter == "themis":
         policy = AstraThemis()
     elif inter == "round-robin":
         policy = AstraRoundRobin()
@@ -468,10 +479,16 @@ def simulate_astra(network: Network, system: SystemConfig, collective: Collectiv
     else:
         raise InputError("the astra-sim-1.0 timing runs baseline, themis or round-robin",
                          "inter-dimension-scheduling", system.inter)
+    assert policy is not None
     if intra not in ("fifo", "scf"):
         raise InputError("the astra-sim-1.0 timing runs FIFO or SCF",
                          "intra-dimension-scheduling", system.intra)
     routes = policy.routes(collective, network)
+    active = sorted(network.active_dims)
+    for r in routes:
+        if sorted(r) != active:
+            raise InputError(f"policy {policy.name} produced a route that is not a "
+                             f"permutation of {active}", "route", r)
     lbw = system.local_bw_aware
     plans = astra_plans(kind, routes, lbw, inter == "themis")
     endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None

@@ -356,3 +356,17 @@ def test_defaults_and_bad_policies() -> None:
     assert res.schedule.algorithms == HD3  # the Switch default
     with pytest.raises(InputError):
         simulate_astra(switch3(), SystemConfig(inter="fixed"), Collective("all-reduce", 64, 1))
+
+
+def test_an_explicit_policy_overrides_the_system() -> None:
+    from themis.policies import FixedRoute
+
+    coll = Collective("all-reduce", 64 * MiB, 8)
+    res = simulate_astra(switch3(), r1_system("themis", "fifo"), coll,
+                         policy=FixedRoute((2, 0, 1)))
+    assert _phases(res) == {(("RS", 2), ("RS", 0), ("AR", 1), ("AG", 0), ("AG", 2))}
+    assert res.schedule.meta["policy"] == "fixed"
+    assert check(res.schedule) == []
+    with pytest.raises(InputError):
+        simulate_astra(switch3(), r1_system("themis", "fifo"), coll,
+                       policy=FixedRoute((0, 1)))
