@@ -46,6 +46,9 @@ def _valid_plans(schedule: Schedule, kind: str, route: tuple[int, ...]) -> list[
     plans = [stage_plan(kind, route)]
     if schedule.local_bw_aware:
         plans.append(stage_plan(kind, route, local_bw_aware=True))
+    if schedule.timing == "astra-sim-1.0":
+        # ASTRA-sim 1.0 without localBWAware runs a whole all-reduce on every dimension.
+        plans.append(tuple(("AR", d) for d in route))
     return plans
 
 
