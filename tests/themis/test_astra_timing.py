@@ -29,7 +29,7 @@ from topologies.errors import InputError
 from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
 
-REF = Path("/work/shared/reference/astra-sim-1.0")
+REF = Path(__file__).parents[1] / "data" / "astra-sim-1.0"
 MiB = 1 << 20
 GiB = 1 << 30
 HD3 = ("halvingDoubling",) * 3
