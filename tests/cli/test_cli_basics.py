@@ -134,3 +134,29 @@ def test_help_exits_zero() -> None:
     with pytest.raises(SystemExit) as exc:
         main(["--help"])
     assert exc.value.code == 0
+
+
+@pytest.mark.parametrize(("system", "want"), [
+    ("3d_switch_themis.txt", 13635870),
+    ("3d_switch_baseline.txt", 35008128),
+])
+def test_simulate_reproduces_astra_sim_r1(capsys, system, want) -> None:
+    # The acceptance command: ASTRA-sim 1.0 tutorial exercise 3 (R1).
+    code, out, _ = run(capsys, "simulate", str(TUTORIAL / "3d_switch.json"), "--system",
+                       str(TUTORIAL / system), "--size", "1GiB", "--timing", "astra-sim-1.0",
+                       "--json")
+    assert code == 0
+    assert json.loads(out)["makespan_ns"] == want
+
+
+@pytest.mark.parametrize(("run_file", "size", "want"), [
+    ("sys_tpu_s64_baseline_FIFO.txt", "64MiB", 1925120),
+    ("sys_tpu_s64_themis_FIFO.txt", "64MiB", 1481600),
+    ("sys_tpu_s64_themis_SCF.txt", "1GiB", 9015680),
+])
+def test_simulate_reproduces_astra_sim_r2(capsys, run_file, size, want) -> None:
+    code, out, _ = run(capsys, "simulate", str(TUTORIAL / "tpu.json"), "--system",
+                       str(DATA / "runs" / run_file), "--size", size, "--timing",
+                       "astra-sim-1.0", "--json")
+    assert code == 0
+    assert json.loads(out)["makespan_ns"] == want
