@@ -30,19 +30,16 @@ PHASE_STYLE: dict[str, tuple[float, str | None]] = {
 CHUNK_COLORMAP = "tab20"
 
 
-def new_figure(width: float = 10.0, height: float = 4.0, axes: int = 1,
+def new_figure(width: float = 10.0, height: float = 4.0, nrows: int = 1, ncols: int = 1,
                sharex: bool = False) -> tuple[Figure, list[Axes]]:
-    """A figure with ``axes`` stacked axes, drawn by the Agg canvas (no pyplot)."""
+    """A figure with a grid of axes (row by row), drawn by the Agg canvas (no pyplot)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(width, height), layout="constrained")
     FigureCanvasAgg(fig)
-    first = fig.add_subplot(axes, 1, 1)
-    out = [first]
-    for i in range(2, axes + 1):
-        out.append(fig.add_subplot(axes, 1, i, sharex=first if sharex else None))
-    return fig, out
+    axes = fig.subplots(nrows, ncols, sharex=sharex, squeeze=False)
+    return fig, list(axes.flat)
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
