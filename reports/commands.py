@@ -1,0 +1,143 @@
+"""The ``themis compare``, ``themis sweep`` and ``themis report`` commands.
+
+Imported by the CLI at start-up, so nothing heavy is imported here: the
+handlers import matplotlib, the solvers, Dask and the report code when they run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from themis.cli_common import add_instance_args, float_arg, int_arg, print_json, resolve_inputs
+from topologies.errors import InputError
+
+
+def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
+    """Add ``compare``, ``sweep`` and ``report`` to the ``themis`` subcommands."""
+    p = sub.add_parser(
+        "compare", help="every policy and solver on one instance, with optimality gaps",
+        description="Run each policy under each intra-dimension discipline through the "
+                    "simulator (alpha-beta, k = 1), each exact solver and the lower bounds "
+                    "on one all-reduce; print makespans, gaps to the best found and to the "
+                    "lower bound.")
+    add_instance_args(p)
+    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST",
+                   help="comma-separated policies (default baseline,round-robin,themis)")
+    p.add_argument("--intra", default="fifo,scf", metavar="LIST",
+                   help="comma-separated intra-dimension disciplines (default fifo,scf)")
+    p.add_argument("--solvers", default="cpsat,cbc,highs", metavar="LIST",
+                   help="comma-separated solvers (default cpsat,cbc,highs; '' for none)")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=10.0,
+                   metavar="SECONDS", help="per solver (default 10)")
+    p.add_argument("--ag-order", default="reverse", metavar="reverse|free",
+                   help="the solvers' AG variant: reverse of the RS route (default) or free")
+    p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
+                   help="solver threads (default: the solver's own)")
+    p.add_argument("--gantt", metavar="FILE.png",
+                   help="draw Themis (scf, else the first policy) next to the best solver")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_compare)
+
+    p = sub.add_parser(
+        "sweep", help="run a TOML grid of instances x methods into a SQLite database",
+        description="Run (or resume) a sweep: every task of SPEC.toml not yet in the "
+                    "database, locally or on Dask. Finished results are committed one by "
+                    "one; rerun the same command to resume after an interruption.")
+    p.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
+    p.add_argument("--db", required=True, metavar="FILE.sqlite",
+                   help="results database (created if missing)")
+    p.add_argument("--workers", type=int_arg("--workers"), default=None, metavar="N",
+                   help="worker processes (default: the CPU count; 1 runs in-process)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS|local",
+                   help="run on a Dask scheduler at ADDRESS, or 'local' for a LocalCluster "
+                        "of --workers processes (needs pip install '.[dask]')")
+    p.set_defaults(func=cmd_sweep)
+
+    p = sub.add_parser(
+        "report", help="README, CSV and plots from a sweep database",
+        description="Write DIR/README.md (what was run, tables, summary), DIR/results.csv "
+                    "and PNG plots from a sweep database.")
+    p.add_argument("db", metavar="RESULTS.sqlite", help="a database written by themis sweep")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.set_defaults(func=cmd_report)
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``themis compare``."""
+    from reports.compare import canonical_name, compare, format_comparison, parse_names
+
+    policies = parse_names(args.policies, "policy", "--policies")
+    intra = parse_names(args.intra, "intra", "--intra")
+    solvers = parse_names(args.solvers, "solver", "--solvers")
+    ag_order = canonical_name(args.ag_order, "ag_order", "--ag-order")
+    if not (args.time_limit > 0):
+        raise InputError("must be a positive number of seconds", "--time-limit",
+                         args.time_limit)
+    if args.threads is not None and args.threads < 1:
+        raise InputError("must be at least 1", "--threads", args.threads)
+    if policies and not intra:
+        raise InputError("policies need at least one discipline", "--intra", args.intra)
+    if not policies and not solvers:
+        raise InputError("nothing to compare: no policy and no solver", "--policies",
+                         args.policies)
+    instance = resolve_inputs(args).instance()
+    comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads)
+    if args.gantt:
+        _compare_gantt(comp, args.gantt)
+    if args.json:
+        print_json(comp.to_dict())
+    else:
+        print(format_comparison(comp))
+    return 0
+
+
+def _compare_gantt(comp: Any, path: str) -> None:
+    from reports.plots import plot_gantt_pair
+
+    policies = [r for r in comp.rows if r.kind == "policy" and r.schedule is not None]
+    solved = [r for r in comp.rows if r.kind == "solver" and r.schedule is not None and r.valid]
+    left = next((r for r in policies if r.method == "themis/scf"), None) or \
+        (policies[0] if policies else None)
+    right = min(solved, key=lambda r: r.makespan_ns) if solved else None
+    shown = [r for r in (left, right) if r is not None]
+    if not shown:
+        raise InputError("no schedule to draw", "--gantt", path)
+    plot_gantt_pair([(f"{r.method}: {r.makespan_ns / 1e3:,.1f} us ({r.status})", r.schedule)
+                     for r in shown], path, title=comp.instance.label())
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``themis sweep``."""
+    from reports.sweep import run_sweep, sweep_command
+
+    out = run_sweep(args.spec, args.db, workers=args.workers, dask=args.dask)
+    resume = sweep_command(args.spec, args.db, args.workers, args.dask)
+    print(f"{out.finished}/{out.total} tasks done ({out.ran} run now, {out.failed} failed) "
+          f"in {out.wall_s:.1f} s; results in {args.db}")
+    for line in out.errors[:10]:
+        print(f"  failed: {line}")
+    if out.interrupted or out.aborted:
+        why = "interrupted" if out.interrupted else out.aborted
+        sys.stderr.write(f"themis: {why}: finished results are kept; resume with:\n"
+                         f"  {resume}\n")
+        return 130 if out.interrupted else 1
+    if out.failed:
+        sys.stderr.write(f"themis: {out.failed} tasks failed (status 'error' in the database); "
+                         f"rerun to retry them:\n  {resume}\n")
+        return 1
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """``themis report``."""
+    import shlex
+
+    from reports.report import build_report
+
+    command = shlex.join(["themis", "report", args.db, "--out", args.out])
+    written = build_report(args.db, args.out, command=command)
+    print(f"wrote {len(written)} files to {args.out}: "
+          + ", ".join(sorted(p.name for p in written)))
+    return 0

@@ -1,0 +1,169 @@
+"""The sweep database: one SQLite file (stdlib ``sqlite3``, WAL mode).
+
+Table ``results`` holds one row per finished task, keyed by ``task_key``
+(instance key + method + AG order, UNIQUE). Only the sweep's parent process
+writes, one committed transaction per task, so a sweep killed at any moment
+(even ``kill -9``) keeps every finished result and never duplicates one: a
+finished row is never overwritten (a rerun skips it), a row with status
+``error`` is replaced when the task is retried. Table ``meta`` holds key/value
+pairs: the spec text, its path, the command that reproduces the sweep, wall
+times.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import zlib
+from pathlib import Path
+from typing import Any
+
+#: Columns of ``results`` in order, with their SQL types.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("task_key", "TEXT NOT NULL UNIQUE"),
+    ("instance_key", "TEXT NOT NULL"),
+    ("network", "TEXT"),            # as written in the spec (path or preset name)
+    ("network_label", "TEXT"),      # the network's name (file stem) or shape
+    ("shape", "TEXT"),              # NPUs per dimension, e.g. 4x4x4
+    ("topology", "TEXT"),           # e.g. Ring4@4GB/s x Switch4@1GB/s
+    ("dims", "INTEGER"),            # D: dimensions a chunk crosses
+    ("npus", "INTEGER"),
+    ("size_bytes", "INTEGER"),
+    ("chunks", "INTEGER"),
+    ("endpoint_delay_ns", "REAL"),
+    ("method", "TEXT NOT NULL"),    # themis/scf, cpsat, bound, ...
+    ("kind", "TEXT NOT NULL"),      # policy | solver | bound
+    ("policy", "TEXT"),
+    ("intra", "TEXT"),
+    ("ag_order", "TEXT NOT NULL"),  # reverse | free
+    ("status", "TEXT NOT NULL"),    # simulated | optimal | feasible | unknown | bound | error
+    ("error", "TEXT"),
+    ("makespan_ns", "REAL"),
+    ("lower_bound_ns", "REAL"),
+    ("lb0_ns", "REAL"),
+    ("lb1_ns", "REAL"),
+    ("lb2_ns", "REAL"),
+    ("lb3_ns", "REAL"),
+    ("ideal_ns", "REAL"),
+    ("bw_utilization", "REAL"),
+    ("dim_utilization", "TEXT"),    # JSON list, one per active dimension
+    ("dim_bytes", "TEXT"),          # JSON list of bytes sent per active dimension
+    ("routes", "TEXT"),             # JSON route histogram
+    ("runtime_s", "REAL"),
+    ("time_limit_s", "REAL"),
+    ("threads", "INTEGER"),
+    ("valid", "INTEGER"),
+    ("versions", "TEXT"),           # JSON: python, ortools, pulp, highspy, themis-sched
+    ("host", "TEXT"),
+    ("finished_at", "TEXT"),        # UTC ISO 8601
+    ("schedule_json", "BLOB"),      # zlib-compressed schedule JSON (solvers, themis, baseline)
+)
+
+COLUMN_NAMES: tuple[str, ...] = tuple(c for c, _ in COLUMNS)
+
+_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS results ("
+    + ", ".join(f"{c} {t}" for c, t in COLUMNS)
+    + ");\n"
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);\n"
+)
+
+_INSERT = (
+    f"INSERT INTO results ({', '.join(COLUMN_NAMES)}) "
+    f"VALUES ({', '.join('?' for _ in COLUMN_NAMES)}) "
+    "ON CONFLICT(task_key) DO UPDATE SET "
+    + ", ".join(f"{c} = excluded.{c}" for c in COLUMN_NAMES if c != "task_key")
+    + " WHERE results.status = 'error'"
+)
+
+
+def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
+    """Open (and with ``create``, initialise) a sweep database in WAL mode."""
+    from topologies.errors import InputError
+
+    p = Path(path)
+    if not create and not p.is_file():
+        raise InputError("no such database", "DB", str(p))
+    if create:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        conn = sqlite3.connect(str(p), timeout=30.0)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if create:
+            conn.executescript(_SCHEMA)
+        elif not conn.execute("SELECT name FROM sqlite_master WHERE name = 'results'").fetchone():
+            raise InputError("not a sweep database (no results table)", "DB", str(p))
+    except sqlite3.DatabaseError as err:
+        raise InputError(f"cannot open the database ({err})", "DB", str(p)) from None
+    conn.row_factory = sqlite3.Row
+    return conn
+
+
+def store(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
+    """Insert one task's row and commit; ``True`` if it was written.
+
+    A finished row already there is kept (never duplicated, never replaced);
+    an ``error`` row is replaced.
+    """
+    values = [row.get(c) for c in COLUMN_NAMES]
+    with conn:
+        cur = conn.execute(_INSERT, values)
+    return cur.rowcount > 0
+
+
+def finished_keys(conn: sqlite3.Connection) -> set[str]:
+    """Keys of tasks finished without error (a rerun skips them)."""
+    return {r[0] for r in conn.execute("SELECT task_key FROM results WHERE status != 'error'")}
+
+
+def set_meta(conn: sqlite3.Connection, items: dict[str, Any]) -> None:
+    """Store key/value pairs in ``meta`` (values that are not text as JSON)."""
+    with conn:
+        conn.executemany(
+            "INSERT INTO meta (key, value) VALUES (?, ?) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in items.items()])
+
+
+def get_meta(conn: sqlite3.Connection) -> dict[str, str]:
+    """All of ``meta``."""
+    return {k: v for k, v in conn.execute("SELECT key, value FROM meta")}
+
+
+def read_rows(conn: sqlite3.Connection, schedules: bool = False) -> list[dict[str, Any]]:
+    """Every result row as a dict (``schedule_json`` only with ``schedules``)."""
+    cols = [c for c in COLUMN_NAMES if schedules or c != "schedule_json"]
+    cur = conn.execute(f"SELECT {', '.join(cols)} FROM results ORDER BY rowid")
+    return [dict(zip(cols, r, strict=True)) for r in cur]
+
+
+def read_schedule(conn: sqlite3.Connection, task_key: str) -> Any:
+    """The :class:`themis.schedule.Schedule` stored with a task, or ``None``."""
+    r = conn.execute("SELECT schedule_json FROM results WHERE task_key = ?",
+                     (task_key,)).fetchone()
+    if r is None or r[0] is None:
+        return None
+    from themis.schedule import Schedule
+
+    return Schedule.from_dict(json.loads(unpack(r[0])))
+
+
+def pack(text: str) -> bytes:
+    """Compress text for a BLOB column."""
+    return zlib.compress(text.encode(), 6)
+
+
+def unpack(blob: bytes) -> str:
+    """Inverse of :func:`pack`."""
+    return zlib.decompress(blob).decode()
+
+
+def dumps(obj: Any) -> str:
+    """Compact JSON for the JSON columns."""
+    return json.dumps(obj, separators=(",", ":"), sort_keys=True)
+
+
+__all__ = ["COLUMNS", "COLUMN_NAMES", "connect", "dumps", "finished_keys", "get_meta", "pack",
+           "read_rows", "read_schedule", "set_meta", "store", "unpack"]

@@ -1,0 +1,113 @@
+"""Plots of sweep results. Each function takes ``ax=None`` (a new figure when
+``None``) and returns the axes it drew on, PyVRP style; matplotlib is imported
+lazily and drawn with the Agg canvas (see :mod:`themis.plots`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from themis.plots import new_figure, plot_gantt, save_figure
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+
+    from themis.schedule import Schedule
+
+#: Line styles per method family, so FIFO and SCF of a policy share a colour.
+_COLORS = {"baseline": "tab:gray", "round-robin": "tab:orange", "themis": "tab:blue"}
+_MARKERS = {"fifo": "o", "scf": "s"}
+
+
+def method_style(method: str) -> dict[str, Any]:
+    """Colour, marker and line style of a method (``themis/scf``, ``cpsat``...)."""
+    policy, _, intra = method.partition("/")
+    return {"color": _COLORS.get(policy, "tab:green"), "marker": _MARKERS.get(intra, "^"),
+            "linestyle": "-" if intra != "scf" else "--"}
+
+
+def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Axes | None = None,
+                       title: str | None = None, ylabel: str = "mean gap (%)") -> Axes:
+    """One line per method: ``series[method] = [(chunks, gap fraction), ...]``.
+
+    x: chunks (log2 axis), y: the gap in percent (linear up to 0.1%, then
+    logarithmic, so small and large gaps both show).
+    """
+    from matplotlib.ticker import FuncFormatter
+
+    if ax is None:
+        _, (ax,) = new_figure(6.0, 4.0)
+    chunks: set[int] = set()
+    top = 0.0
+    for method, points in series.items():
+        pts = sorted(points)
+        if not pts:
+            continue
+        chunks.update(c for c, _ in pts)
+        top = max([top] + [100 * g for _, g in pts])
+        ax.plot([c for c, _ in pts], [100 * g for _, g in pts], label=method,
+                **method_style(method))
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("symlog", linthresh=0.1, linscale=0.5)
+    ax.set_ylim(0, max(top * 1.6, 0.2))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    if chunks:
+        ax.set_xticks(sorted(chunks), [str(c) for c in sorted(chunks)])
+        ax.minorticks_off()
+    ax.set_xlabel("chunks C")
+    ax.set_ylabel(ylabel)
+    ax.grid(True, alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    if series:
+        ax.legend(fontsize="small")
+    return ax
+
+
+def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None = None,
+                         title: str | None = None) -> Axes:
+    """Grouped bars: per dimension, one bar per method (``values[method][dim]`` in 0..1)."""
+    if ax is None:
+        _, (ax,) = new_figure(6.0, 4.0)
+    methods = list(values)
+    ndims = max((len(v) for v in values.values()), default=0)
+    width = 0.8 / max(len(methods), 1)
+    for i, method in enumerate(methods):
+        style = method_style(method)
+        xs = [d - 0.4 + width * (i + 0.5) for d in range(len(values[method]))]
+        ax.bar(xs, [100 * u for u in values[method]], width=width, label=method,
+               color=style["color"], alpha=0.55 if style["linestyle"] == "--" else 0.95,
+               hatch="//" if style["linestyle"] == "--" else None, edgecolor="black",
+               linewidth=0.3)
+    ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("utilization (% of makespan busy)")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    if methods:
+        ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    return ax
+
+
+def plot_gantt_pair(items: Sequence[tuple[str, Schedule]], path: str | os.PathLike | None = None,
+                    title: str | None = None) -> list[Axes]:
+    """Gantt charts stacked on a shared time axis, one per ``(label, schedule)``."""
+    rows = sum(max(len(s.network.active_dims), 1) for _, s in items)
+    fig, axes = new_figure(11.0, 1.5 + 0.5 * rows + 0.6 * len(items), nrows=len(items),
+                           sharex=True)
+    for k, (ax, (label, schedule)) in enumerate(zip(axes, items, strict=True)):
+        plot_gantt(schedule, ax=ax, title=label)
+        if k < len(items) - 1:
+            ax.set_xlabel("")
+    end = max(s.makespan_ns for _, s in items) / 1e3
+    axes[0].set_xlim(0, max(end, 1e-9) * 1.01)
+    if title:
+        fig.suptitle(title)
+    if path is not None:
+        save_figure(fig, path)
+    return axes
+
+
+__all__ = ["method_style", "plot_dim_utilization", "plot_gantt_pair", "plot_gap_by_chunks"]
