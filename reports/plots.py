@@ -29,7 +29,8 @@ def method_style(method: str) -> dict[str, Any]:
 
 
 def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Axes | None = None,
-                       title: str | None = None, ylabel: str = "mean gap (%)") -> Axes:
+                       title: str | None = None, ylabel: str = "mean gap (%)",
+                       legend: bool = True) -> Axes:
     """One line per method: ``series[method] = [(chunks, gap fraction), ...]``.
 
     x: chunks (log2 axis), y: the gap in percent (linear up to 0.1%, then
@@ -61,14 +62,17 @@ def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Ax
     ax.grid(True, alpha=0.3)
     if title:
         ax.set_title(title, fontsize="medium")
-    if series:
+    if series and legend:
         ax.legend(fontsize="small")
     return ax
 
 
 def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None = None,
-                         title: str | None = None) -> Axes:
-    """Grouped bars: per dimension, one bar per method (``values[method][dim]`` in 0..1)."""
+                         title: str | None = None, legend: bool = True) -> Axes:
+    """Grouped bars: per dimension, one bar per method (``values[method][dim]`` in 0..1).
+
+    Dimensions are numbered as in ``values`` (the active dimensions, in order).
+    """
     if ax is None:
         _, (ax,) = new_figure(6.0, 4.0)
     methods = list(values)
@@ -86,9 +90,20 @@ def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None 
     ax.set_ylabel("utilization (% of makespan busy)")
     if title:
         ax.set_title(title, fontsize="medium")
-    if methods:
+    if methods and legend:
         ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
     return ax
+
+
+def figure_legend(fig: Any, axes: Sequence[Axes]) -> None:
+    """One legend below the figure for every labelled artist of ``axes``."""
+    seen: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            seen.setdefault(label, handle)
+    if seen:
+        fig.legend(list(seen.values()), list(seen), loc="outside lower center",
+                   ncols=min(len(seen), 6), fontsize="small")
 
 
 def plot_gantt_pair(items: Sequence[tuple[str, Schedule]], path: str | os.PathLike | None = None,
@@ -110,4 +125,5 @@ def plot_gantt_pair(items: Sequence[tuple[str, Schedule]], path: str | os.PathLi
     return axes
 
 
-__all__ = ["method_style", "plot_dim_utilization", "plot_gantt_pair", "plot_gap_by_chunks"]
+__all__ = ["figure_legend", "method_style", "plot_dim_utilization", "plot_gantt_pair",
+           "plot_gap_by_chunks"]

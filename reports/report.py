@@ -391,7 +391,7 @@ def _summary_utilization(instances: Sequence[InstanceResult], methods: Sequence[
                     cells.append(f"{_ratio(_mean(imp))} / {_ratio(_max(imp))}")
                 rows.append(cells)
             lines += ["Per network: mean utilization per method, and mean / max improvement:",
-                      "", _table(["network", "dimensions", "instances"] + list(methods)
+                      "", _table(["network", "topology", "instances"] + list(methods)
                                  + [f"{t} vs {b}" for t, b in pairs], rows), ""]
     return lines
 
@@ -425,7 +425,7 @@ def _per_instance(instances: Sequence[InstanceResult]) -> list[str]:
 def draw_gap_by_chunks(instances: Sequence[InstanceResult], methods: Sequence[str],
                        path: Path, key: str, ylabel: str) -> None:
     """``gap_by_chunks.png``: one panel per D, mean gap per method over C."""
-    from reports.plots import plot_gap_by_chunks
+    from reports.plots import figure_legend, plot_gap_by_chunks
     from themis.plots import new_figure, save_figure
 
     ds = sorted({i.dims for i in instances}) or [0]
@@ -441,14 +441,15 @@ def draw_gap_by_chunks(instances: Sequence[InstanceResult], methods: Sequence[st
                     by_c[i.chunks].append(float(r[key]))
             series[m] = [(c, sum(v) / len(v)) for c, v in by_c.items()]
         plot_gap_by_chunks(series, ax=ax, title=f"D = {d} ({len(group)} instances)",
-                           ylabel=ylabel)
+                           ylabel=ylabel, legend=False)
+    figure_legend(fig, axes)
     save_figure(fig, path)
 
 
 def draw_utilization(instances: Sequence[InstanceResult], methods: Sequence[str],
                      path: Path) -> None:
     """``utilization.png``: per network, mean per-dimension utilization per method."""
-    from reports.plots import plot_dim_utilization
+    from reports.plots import figure_legend, plot_dim_utilization
     from themis.plots import new_figure, save_figure
 
     nets = sorted({i.first["network_label"] for i in instances}) or ["-"]
@@ -473,7 +474,9 @@ def draw_utilization(instances: Sequence[InstanceResult], methods: Sequence[str]
             if per_dim:
                 values[m] = [sum(v) / len(v) for v in per_dim]
         shape = group[0].first["shape"] if group else ""
-        plot_dim_utilization(values, ax=ax, title=f"{net} ({shape}, {len(group)} instances)")
+        plot_dim_utilization(values, ax=ax, title=f"{net} ({shape}, {len(group)} instances)",
+                             legend=False)
+    figure_legend(fig, axes[:len(nets)])
     save_figure(fig, path)
 
 
@@ -513,10 +516,11 @@ def draw_largest_gap(conn: Any, instances: Sequence[InstanceResult], path: Path,
         items.append((f"{row_name(other)}: {other['makespan_ns'] / 1e3:,.1f} µs "
                       f"({other['status']})", right))
         what = f" next to {row_name(other)} ({other['status']})"
-    plot_gantt_pair(items, path, title=f"{inst.label()}: largest Themis gap "
+    to = "to the best known" if key == "gap" else "to the lower bound"
+    plot_gantt_pair(items, path, title=f"{inst.label()}: largest Themis gap {to} "
                                        f"({100 * gap:.2f}%)")
-    return (f"`gantt_largest_gap.png`: {trow['method']} on {inst.label()} (its largest gap, "
-            f"{100 * gap:.2f}%){what}.")
+    return (f"`gantt_largest_gap.png`: {trow['method']} on {inst.label()} (its largest gap "
+            f"{to}, {100 * gap:.2f}%){what}.")
 
 
 # -- build -----------------------------------------------------------------------------

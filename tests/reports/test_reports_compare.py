@@ -123,3 +123,15 @@ def test_plot_gantt(tmp_path, tiny: Instance) -> None:
     _, (mine,) = new_figure()
     assert plot_gantt(res.schedule, ax=mine) is mine
     assert not list(tmp_path.glob(".*.tmp")) and not list(tmp_path.glob(".g.png*"))
+
+
+def test_simulate_and_compare_draw_gantt_charts(tmp_path, capsys: pytest.CaptureFixture[str]
+                                                ) -> None:
+    sim = tmp_path / "sim.png"
+    assert main(["simulate", "small-3d", "--chunks", "6", "--gantt", str(sim)]) == 0
+    both = tmp_path / "both.png"
+    assert main(["compare", "small-2d", "--size", "16MiB", "--chunks", "2", "--solvers",
+                 "cpsat", "--threads", "1", "--gantt", str(both)]) == 0
+    capsys.readouterr()
+    for p in (sim, both):
+        assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
