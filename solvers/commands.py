@@ -1,0 +1,134 @@
+"""The ``themis solve`` and ``themis bound`` commands.
+
+Nothing heavy is imported here: OR-Tools, PuLP and HiGHS are loaded by the
+handlers only, so ``themis --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from themis.cli_common import (
+    add_instance_args,
+    float_arg,
+    format_table,
+    int_arg,
+    print_json,
+    resolve_inputs,
+)
+from topologies.errors import InputError
+
+_SOLVERS = ("cpsat", "cbc", "highs")
+_AG_ORDERS = ("reverse", "free")
+DEFAULT_TIME_LIMIT_S = 10.0
+
+
+def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    """Add ``solve`` and ``bound`` to the ``themis`` subcommands."""
+    p = sub.add_parser("solve", help="solve the chunk scheduling problem exactly "
+                                     "(CP-SAT, or a MILP with CBC or HiGHS)")
+    add_instance_args(p)
+    p.add_argument("--solver", default="cpsat",
+                   help="cpsat (default) | cbc | highs")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"),
+                   default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
+                   help=f"solver time limit (default {DEFAULT_TIME_LIMIT_S:g})")
+    p.add_argument("--ag-order", default="reverse",
+                   help="reverse (AG along the reversed route, default) | free "
+                        "(each chunk picks its AG order)")
+    p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
+                   help="solver threads/workers (default: the solver's choice)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
+    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("bound", help="lower bounds LB0-LB3 on the makespan")
+    add_instance_args(p)
+    p.add_argument("--ag-order", default="reverse", help="reverse (default) | free")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_bound)
+
+
+def _check_common(args: argparse.Namespace) -> None:
+    if args.ag_order not in _AG_ORDERS:
+        raise InputError(f"unknown AG order (expected {' or '.join(_AG_ORDERS)})",
+                         "--ag-order", args.ag_order)
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    """``themis solve``."""
+    _check_common(args)
+    if args.solver not in _SOLVERS:
+        raise InputError(f"unknown solver (expected one of {', '.join(_SOLVERS)})",
+                         "--solver", args.solver)
+    if not args.time_limit > 0 or args.time_limit == float("inf"):
+        raise InputError("must be a positive number of seconds", "--time-limit",
+                         args.time_limit)
+    if args.threads is not None and args.threads < 1:
+        raise InputError("must be at least 1", "--threads", args.threads)
+    instance = resolve_inputs(args).instance()
+
+    from solvers.solve import solve
+
+    result = solve(instance, solver=args.solver, time_limit_s=args.time_limit,
+                   ag_order=args.ag_order, threads=args.threads)
+    if args.schedule_out and result.schedule is not None:
+        result.schedule.save(args.schedule_out)
+    if args.gantt and result.schedule is not None:
+        from themis.plots import plot_gantt
+
+        plot_gantt(result.schedule, path=args.gantt)
+    if args.json:
+        out = result.to_dict()
+        out["instance"] = instance.to_dict()
+        print_json(out)
+        return 0
+    print(f"all-reduce of {instance.size_bytes} bytes in {result.chunks} chunks on "
+          f"{instance.network.describe()} ({instance.network.npus} NPUs), "
+          f"AG order {result.ag_order}")
+    gap = result.gap
+    rows = [
+        ["status", result.status],
+        ["makespan (us)", "-" if result.makespan_ns is None else result.makespan_ns / 1e3],
+        ["lower bound (us)", result.lower_bound_ns / 1e3],
+        ["gap", "-" if gap is None else f"{100 * gap:.3f}%"],
+        ["best reference (us)", min(result.reference_ns.values()) / 1e3
+         if result.reference_ns else "-"],
+        ["solver", result.solver],
+        ["runtime (s)", f"{result.runtime_s:.2f}"],
+        ["scaling error (ns)", f"{result.scaling_error_ns:.3g}"],
+        ["checker", {True: "valid", False: "INVALID", None: "-"}[result.valid]],
+    ]
+    print(format_table(["", "value"], rows))
+    if result.routes:
+        print()
+        print(format_table(["route", "chunks"], [[r, n] for r, n in result.routes.items()]))
+    for v in result.violations[:10]:
+        print(f"violation: {v}")
+    return 0
+
+
+def cmd_bound(args: argparse.Namespace) -> int:
+    """``themis bound``."""
+    _check_common(args)
+    instance = resolve_inputs(args).instance()
+
+    from solvers.bounds import bounds
+
+    b = bounds(instance, args.ag_order)
+    if args.json:
+        out = b.to_dict()
+        out["instance"] = instance.to_dict()
+        print_json(out)
+        return 0
+    print(f"lower bounds for an all-reduce of {instance.size_bytes} bytes in "
+          f"{instance.chunks} chunks on {instance.network.describe()}, AG order {args.ag_order}")
+    print(format_table(["bound", "us", "what"], [
+        ["LB0", b.lb0_ns / 1e3, "ideal bandwidth"],
+        ["LB1", b.lb1_ns / 1e3, "largest chunk alone on its best route"],
+        ["LB2", b.lb2_ns / 1e3, "LP over route fractions: every dimension's load"],
+        ["LB3", b.lb3_ns / 1e3, "integer route counts + unavoidable head and tail"],
+        ["LB", b.lb_ns / 1e3, "the best of them"],
+    ]))
+    return 0
