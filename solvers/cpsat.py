@@ -32,7 +32,14 @@ import math
 import time
 from dataclasses import dataclass, field
 
-from solvers.common import Assignment, ProblemData, retime, retime_ticks, step_of
+from solvers.common import (
+    Assignment,
+    ProblemData,
+    chunk_relabeling,
+    retime,
+    retime_ticks,
+    step_of,
+)
 
 #: Ticks given to the longest stage (see the module docstring).
 DEFAULT_RESOLUTION = 1_000_000
@@ -93,7 +100,12 @@ def solve_cpsat(
                 first.bound_ns = max(first.bound_ns, 0.0)
                 first.meta["phases"] = meta
                 return first
-            hint = first.assignment  # the solver's objective bound keeps it no worse
+            hint_ns = float("inf")
+            if hint is not None:
+                hint_ns = retime(data.instance, hint.plans(data), hint.dim_orders(),
+                                 data.ag_order).makespan_ns
+            if sched.makespan_ns < hint_ns:
+                hint = first.assignment  # phase 2 may not end later than its hint
     remaining = max(0.01, time_limit_s - (time.perf_counter() - t0))
     second = _solve_once(data, remaining, lower_bound_ns, hint, threads, resolution, **kwargs)
     second.meta["phases"] = meta
@@ -104,6 +116,59 @@ def solve_cpsat(
         first.meta["phases"] = meta
         return first
     return second
+
+
+def _hint_ticks(data: ProblemData, hint: Assignment, p_rs: list, p_ag: list,
+                symmetry: bool) -> tuple[tuple[list[int], list[int], dict], int]:
+    """The hint in model terms: routes, AG orders and start ticks per (c, phase, d).
+
+    The hint's orders are re-timed with the rounded durations (semi-active). With
+    ``symmetry``, the hint is mirrored in time if it idles longer before the first
+    stage of the symmetry dimension than after its last one, then its identical
+    chunks are relabeled so their RS stages on that dimension run in chunk order:
+    the hint then satisfies the model's symmetry-breaking constraints.
+    """
+    nch = data.nchunks
+    durs, dim_of = [], []
+    for c in range(nch):
+        k, r, q = data.class_of[c], hint.route[c], hint.ag[c]
+        plan = data.plan(r, q if data.free else None)
+        durs.append([p_rs[k][r][d] if ph == "RS" else p_ag[k][q][d] for ph, d in plan])
+        dim_of.append([d for _, d in plan])
+    starts, ub = retime_ticks(durs, dim_of, hint.orders)
+    route, ag = list(hint.route), list(hint.ag)
+    times = {}
+    for c in range(nch):
+        for d in data.dims:
+            for ph in ("RS", "AG"):
+                times[c, ph, d] = starts[c][step_of(data, route[c], ag[c], ph, d)]
+    if not symmetry:
+        return (route, ag, times), ub
+    sym = data.dims[0]
+
+    def dur(c: int, ph: str, d: int) -> int:
+        k = data.class_of[c]
+        return p_rs[k][route[c]][d] if ph == "RS" else p_ag[k][ag[c]][d]
+
+    head = min(times[c, "RS", sym] for c in range(nch))
+    last = max(times[c, "AG", sym] + dur(c, "AG", sym) for c in range(nch))
+    if head + last > ub:
+        mirrored = {}
+        for c in range(nch):
+            for d in data.dims:
+                mirrored[c, "RS", d] = ub - times[c, "AG", d] - dur(c, "AG", d)
+                mirrored[c, "AG", d] = ub - times[c, "RS", d] - dur(c, "RS", d)
+        new_route = [data.perms.index(tuple(reversed(data.ag_perms[q]))) for q in ag]
+        new_ag = [data.ag_perms.index(tuple(reversed(data.perms[r]))) for r in route]
+        route, ag, times = new_route, new_ag, mirrored
+    new_of_old = chunk_relabeling(data, [times[c, "RS", sym] for c in range(nch)])
+    route2, ag2, times2 = [0] * nch, [0] * nch, {}
+    for old, new in enumerate(new_of_old):
+        route2[new], ag2[new] = route[old], ag[old]
+        for d in data.dims:
+            for ph in ("RS", "AG"):
+                times2[new, ph, d] = times[old, ph, d]
+    return (route2, ag2, times2), ub
 
 
 def _solve_once(
@@ -142,16 +207,10 @@ def _solve_once(
     p_ag = [[{d: ticks(v) for d, v in row.items()} for row in k] for k in data.ag]
 
     # Hint times in ticks: re-time the hint's orders with the rounded durations.
-    hint_starts = None
+    hint_times = None
     ub = None
     if hint is not None:
-        durs, dim_of = [], []
-        for c in range(nch):
-            k, r, q = data.class_of[c], hint.route[c], hint.ag[c]
-            plan = data.plan(r, q if data.free else None)
-            durs.append([p_rs[k][r][d] if ph == "RS" else p_ag[k][q][d] for ph, d in plan])
-            dim_of.append([d for _, d in plan])
-        hint_starts, ub = retime_ticks(durs, dim_of, hint.orders)
+        hint_times, ub = _hint_ticks(data, hint, p_rs, p_ag, symmetry)
     horizon = ub if ub is not None else sum(
         max(max(row.values()) for row in part[data.class_of[c]])
         for c in range(nch) for part in (p_rs, p_ag)) * n
@@ -219,38 +278,46 @@ def _solve_once(
             for (k, q), cnt in route_counts.ag.items():
                 m.add(sum(y[c][q] for c in range(nch) if data.class_of[c] == k) == cnt)
     sym_dim = dims[0]
+    head = last = None
     if symmetry:
         for a in range(nch):
             for b in range(a + 1, nch):
                 if data.class_of[a] == data.class_of[b]:
                     m.add(rs_e[a, sym_dim] <= rs_s[b, sym_dim])
                     break
+        # Mirror symmetry: reversing time maps a schedule onto one with the same
+        # makespan (RS <-> AG stages, routes <-> reversed AG orders, equal durations),
+        # swapping the idle time before and after the stages of one dimension.
+        head = m.new_int_var(0, horizon, "head")
+        last = m.new_int_var(0, horizon, "last")
+        m.add_min_equality(head, [rs_s[c, sym_dim] for c in range(nch)])
+        m.add_max_equality(last, [ag_e[c, sym_dim] for c in range(nch)])
+        m.add(head + last <= makespan)
     m.minimize(makespan)
 
-    if hint is not None and use_hint and hint_starts is not None:
+    if use_hint and hint_times is not None:
+        route_h, ag_h, times = hint_times
         for c in range(nch):
-            k, r, q = data.class_of[c], hint.route[c], hint.ag[c]
+            k, r, q = data.class_of[c], route_h[c], ag_h[c]
             for rr in range(nr):
                 m.add_hint(x[c][rr], rr == r)
             if data.free:
                 for qq in range(nq):
                     m.add_hint(y[c][qq], qq == q)
             for d in dims:
-                j = step_of(data, r, q, "RS", d)
-                s, p = hint_starts[c][j], p_rs[k][r][d]
-                m.add_hint(rs_s[c, d], s)
-                m.add_hint(rs_e[c, d], s + p)
-                if not isinstance(rs_p[c, d], int):
-                    m.add_hint(rs_p[c, d], p)
-                j = step_of(data, r, q, "AG", d)
-                s, p = hint_starts[c][j], p_ag[k][q][d]
-                m.add_hint(ag_s[c, d], s)
-                m.add_hint(ag_e[c, d], s + p)
-                if not isinstance(ag_p[c, d], int):
-                    m.add_hint(ag_p[c, d], p)
-            m.add_hint(rs_done[c], max(hint_starts[c][j] + p_rs[k][r][dd] for dd in dims
-                                       for j in [step_of(data, r, q, "RS", dd)]))
+                for ph, p, sv, ev, pv in (("RS", p_rs[k][r][d], rs_s, rs_e, rs_p),
+                                          ("AG", p_ag[k][q][d], ag_s, ag_e, ag_p)):
+                    t = times[c, ph, d]
+                    m.add_hint(sv[c, d], t)
+                    m.add_hint(ev[c, d], t + p)
+                    if not isinstance(pv[c, d], int):
+                        m.add_hint(pv[c, d], p)
+            m.add_hint(rs_done[c], max(times[c, "RS", d] + p_rs[k][r][d] for d in dims))
         m.add_hint(makespan, ub)
+        if head is not None:
+            m.add_hint(head, min(times[c, "RS", sym_dim] for c in range(nch)))
+            m.add_hint(last, max(times[c, "AG", sym_dim] + p_ag[data.class_of[c]][ag_h[c]][
+                sym_dim] for c in range(nch)))
 
     solver = cp_model.CpSolver()
     build_s = time.perf_counter() - t0

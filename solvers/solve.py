@@ -32,6 +32,7 @@ from solvers.cpsat import RawSolution
 from solvers.result import Result
 from themis.checker import check
 from themis.instance import Instance
+from themis.schedule import Schedule
 from topologies.errors import InputError
 
 #: The solver names :func:`solve` accepts.
@@ -100,14 +101,21 @@ def solve(
 
         raw = solve_milp(data, solver, remaining, lb.lb_ns, hint, best_ref.makespan_ns,
                          threads=threads, **params)
+    fallback = retime(instance, hint.plans(data), hint.dim_orders(), ag_order)
     return _finish(instance, data, raw, lb.lb_ns, ref_ns, solver, ag_order, t0,
-                   {"bounds": lb.to_dict()})
+                   {"bounds": lb.to_dict()}, fallback)
 
 
 def _finish(instance: Instance, data: ProblemData, raw: RawSolution, lb_ns: float,
             ref_ns: dict[str, float], solver: str, ag_order: str, t0: float,
-            meta: dict) -> Result:
-    """Re-time, check and grade a backend's answer."""
+            meta: dict, fallback: Schedule | None = None) -> Result:
+    """Re-time, check and grade a backend's answer.
+
+    ``fallback`` (the reference schedule the solver was hinted with) is
+    returned instead when it is better than the solver's schedule (then the
+    status stays the solver's: an optimal claim covers any better schedule)
+    or when the solver found none (then the status is ``feasible``).
+    """
     meta = {**meta, **raw.meta}
     lower = max(lb_ns, raw.bound_ns)
     status = raw.status
@@ -120,37 +128,45 @@ def _finish(instance: Instance, data: ProblemData, raw: RawSolution, lb_ns: floa
         try:
             schedule = retime(instance, raw.assignment.plans(data),
                               raw.assignment.dim_orders(), ag_order)
+            meta["schedule_source"] = "solver"
         except RuntimeError as err:  # contradictory orders: a backend bug
             warnings.warn(f"{solver}: cannot re-time the solver's schedule: {err}",
                           RuntimeWarning, stacklevel=3)
             meta["retime_error"] = str(err)
             status = "unknown"
-        if schedule is not None:
-            schedule.meta.update({"solver": solver, "status": status})
-            makespan = schedule.makespan_ns
-            routes = schedule.route_histogram()
-            violations = [str(v) for v in check(schedule)]
-            valid = not violations
-            if not valid:
-                warnings.warn(f"{solver}: the re-timed schedule FAILS the checker "
-                              f"({len(violations)} violations, first: {violations[0]}); "
-                              f"this is a bug", RuntimeWarning, stacklevel=3)
-            tol = REL_TOL * makespan + 1e-6
-            sm = raw.solver_makespan_ns
-            if sm is not None and makespan > sm + raw.scaling_error_ns + tol:
-                warnings.warn(f"{solver}: re-timed makespan {makespan} exceeds the solver's "
-                              f"{sm} by more than the scaling error; not claiming optimality",
-                              RuntimeWarning, stacklevel=3)
-                meta["retime_mismatch_ns"] = makespan - sm
-                if status == "optimal":
-                    status = "feasible"
-            lower = min(lower, makespan) if status == "optimal" else lower
-            if status == "feasible" and lower >= makespan * (1 - REL_TOL):
-                status = "optimal"  # our bound meets the makespan: proven
-    if lower is not None and makespan is not None and lower > makespan * (1 + 1e-6) + 1e-6:
-        warnings.warn(f"{solver}: lower bound {lower} above the makespan {makespan}: a bound "
-                      f"is wrong", RuntimeWarning, stacklevel=3)
-        meta["bound_above_makespan"] = True
+    if fallback is not None and status != "infeasible" and (
+            schedule is None or fallback.makespan_ns < schedule.makespan_ns):
+        if schedule is None:
+            status = "feasible"
+        schedule = fallback
+        meta["schedule_source"] = "reference"
+    if schedule is not None:
+        schedule.meta.update({"solver": solver, "status": status})
+        makespan = schedule.makespan_ns
+        routes = schedule.route_histogram()
+        violations = [str(v) for v in check(schedule)]
+        valid = not violations
+        if not valid:
+            warnings.warn(f"{solver}: the re-timed schedule FAILS the checker "
+                          f"({len(violations)} violations, first: {violations[0]}); "
+                          f"this is a bug", RuntimeWarning, stacklevel=3)
+        tol = REL_TOL * makespan + 1e-6
+        sm = raw.solver_makespan_ns
+        if sm is not None and meta["schedule_source"] == "solver" \
+                and makespan > sm + raw.scaling_error_ns + tol:
+            warnings.warn(f"{solver}: re-timed makespan {makespan} exceeds the solver's "
+                          f"{sm} by more than the scaling error; not claiming optimality",
+                          RuntimeWarning, stacklevel=3)
+            meta["retime_mismatch_ns"] = makespan - sm
+            if status == "optimal":
+                status = "feasible"
+        if lower > makespan * (1 + 1e-6) + 1e-6:
+            warnings.warn(f"{solver}: lower bound {lower} above the makespan {makespan}: "
+                          f"a bound is wrong", RuntimeWarning, stacklevel=3)
+            meta["bound_above_makespan"] = True
+        lower = min(lower, makespan)
+        if status == "feasible" and lower >= makespan * (1 - REL_TOL):
+            status = "optimal"  # our bound meets the makespan: proven
     return Result(
         status=status,
         makespan_ns=makespan,

@@ -1,0 +1,44 @@
+"""Project-wide pytest options.
+
+``--solvers cpsat,cbc,highs`` selects the exact solvers the tests of
+``tests/solvers`` run (a test asking for the ``solver`` fixture is
+parametrized over them).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+# pytest (prepend import mode) puts this directory on sys.path to import this file;
+# its sub-directories are named like the packages (solvers/, themis/, topologies/)
+# and would shadow them as namespace packages. Take it off again.
+_HERE = os.path.dirname(os.path.abspath(__file__))
+while _HERE in sys.path:
+    sys.path.remove(_HERE)
+
+ALL_SOLVERS = "cpsat,cbc,highs"
+
+
+def pytest_addoption(parser) -> None:
+    """Register ``--solvers``."""
+    parser.addoption(
+        "--solvers",
+        default=ALL_SOLVERS,
+        help=f"comma-separated exact solvers to test (default {ALL_SOLVERS})",
+    )
+
+
+def selected_solvers(config) -> list[str]:
+    """The solvers named by ``--solvers`` (validated)."""
+    names = [s.strip() for s in config.getoption("--solvers").split(",") if s.strip()]
+    unknown = sorted(set(names) - set(ALL_SOLVERS.split(",")))
+    if unknown:
+        raise ValueError(f"--solvers: unknown solver(s) {unknown}; known: {ALL_SOLVERS}")
+    return names
+
+
+def pytest_generate_tests(metafunc) -> None:
+    """Parametrize tests that take a ``solver`` argument over the selected solvers."""
+    if "solver" in metafunc.fixturenames:
+        metafunc.parametrize("solver", selected_solvers(metafunc.config))
