@@ -264,20 +264,14 @@ def _summary_solved(instances: Sequence[InstanceResult], methods: Sequence[str])
     lines += [_table(["method", "instances", "mean gap", "max gap", "optimal (proven inst.)",
                       "mean gap bound", "max gap bound"], rows), ""]
 
-    # by D and C
-    groups: dict[tuple[int, int], list[InstanceResult]] = defaultdict(list)
+    by_d: dict[tuple[int, ...], list[InstanceResult]] = defaultdict(list)
+    by_dc: dict[tuple[int, ...], list[InstanceResult]] = defaultdict(list)
     for i in instances:
-        groups[(i.dims, i.chunks)].append(i)
-    rows = []
-    for (d, c), group in sorted(groups.items()):
-        cells: list[Any] = [d, c, len(group), sum(1 for i in group if i.proven)]
-        for m in methods:
-            gaps = _values(group, m, "gap")
-            cells.append("-" if not gaps else f"{100 * _mean(gaps):.2f} / "  # type: ignore[operator]
-                         f"{100 * _max(gaps):.2f}")  # type: ignore[operator]
-        rows.append(cells)
-    lines += ["Mean / max gap (%) to the best known (the optimum where proven) by D and C:", "",
-              _table(["D", "C", "instances", "proven"] + list(methods), rows), ""]
+        by_d[(i.dims,)].append(i)
+        by_dc[(i.dims, i.chunks)].append(i)
+    lines += ["Mean / max gap (%) to the best known (the optimum where proven) by D, then by D "
+              "and C:", "", _gap_grid(by_d, ["D"], methods), "",
+              _gap_grid(by_dc, ["D", "C"], methods), ""]
 
     # Themis optimal / loses to baseline
     lines += ["How often Themis is optimal (within 1e-6 relative, among instances with a "
@@ -306,6 +300,45 @@ def _summary_solved(instances: Sequence[InstanceResult], methods: Sequence[str])
                                              else ""), "-"])
     lines += [_table(["method", "optimal", "slower than baseline"], rows), ""]
     return lines
+
+
+def _gap_grid(groups: dict[tuple[int, ...], list[InstanceResult]], keys: list[str],
+              methods: Sequence[str]) -> str:
+    """A table of mean / max gap per method, one row per group."""
+    rows = []
+    for key, group in sorted(groups.items()):
+        cells: list[Any] = [*key, len(group), sum(1 for i in group if i.proven)]
+        for m in methods:
+            gaps = _values(group, m, "gap")
+            cells.append(f"{100 * sum(gaps) / len(gaps):.2f} / {100 * max(gaps):.2f}"
+                         if gaps else "-")
+        rows.append(cells)
+    return _table(keys + ["instances", "proven"] + list(methods), rows)
+
+
+def _headline(instances: Sequence[InstanceResult], methods: Sequence[str],
+              solved: bool) -> list[str]:
+    """Two or three sentences with the numbers a reader looks for first."""
+    out = []
+    for m in (m for m in methods if m.startswith("themis/")):
+        if solved:
+            proven = [i for i in instances if i.proven]
+            gaps = _values(proven, m, "gap")
+            if gaps:
+                opt = sum(1 for g in gaps if g <= REL_TOL)
+                out.append(f"**{m}**: mean gap to the proven optimum {_pct(_mean(gaps))}, "
+                           f"max {_pct(_max(gaps))}; optimal on {opt} of {len(gaps)} "
+                           f"instances ({100 * opt / len(gaps):.0f}%).")
+        base = "baseline/" + m.split("/", 1)[1]
+        util = _values(instances, m, "bw_utilization")
+        imp = improvements(instances, m, base)
+        if util and imp:
+            out.append(f"**{m}**: mean bandwidth utilization {_pct(_mean(util), 1)} (baseline "
+                       f"{_pct(_mean(_values(instances, base, 'bw_utilization')), 1)}); "
+                       f"improvement over {base} {_ratio(_mean(imp))} on average, "
+                       f"{_ratio(_max(imp))} at most, slower on "
+                       f"{sum(1 for x in imp if x < 1 - REL_TOL)} of {len(imp)} instances.")
+    return ["## Headline", ""] + [f"- {line}" for line in out] + [""] if out else []
 
 
 def _summary_solvers(instances: Sequence[InstanceResult], solvers: Sequence[str]) -> list[str]:
@@ -550,7 +583,7 @@ def build_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         gantt = draw_largest_gap(conn, instances, out / "gantt_largest_gap.png", key)
         if gantt:
             written.append(out / "gantt_largest_gap.png")
-        body: list[str] = []
+        body: list[str] = _headline(instances, methods, solved)
         if solved:
             body += _summary_solved(instances, methods)
             body += _summary_solvers(instances, solvers)
