@@ -50,11 +50,19 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=dpi, format="png")
+        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files; use the usual mode
         os.replace(tmp, p)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def current_umask() -> int:
+    """The process umask (read by setting it and putting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLike | None = None,
@@ -124,4 +132,5 @@ def _default_title(schedule: Schedule) -> str:
            f"{schedule.makespan_ns / 1e3:,.1f} µs"
 
 
-__all__ = ["plot_gantt", "new_figure", "save_figure", "PHASE_STYLE", "CHUNK_COLORMAP"]
+__all__ = ["CHUNK_COLORMAP", "PHASE_STYLE", "current_umask", "new_figure", "plot_gantt",
+           "save_figure"]
