@@ -184,6 +184,9 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
                   for i, v in enumerate(_items(grid, "intra", g, file, default=list(INTRAS)))]
         solvers = [canonical_name(v, "solver", f"{g}.solvers[{i}]", file)
                    for i, v in enumerate(_items(grid, "solvers", g, file, default=[]))]
+        if policies and not intras:
+            raise fail("policies need at least one intra-dimension discipline", f"{g}.intra",
+                       [])
         if solvers and opts["time_limit_s"] is None:
             raise fail("solvers need a time limit (seconds per solver task)", "time_limit_s",
                        None)
@@ -665,18 +668,13 @@ def _drive(todo: list[Task], executor: cf.Executor | None, slots: int,
                 err = fut.exception()
                 if isinstance(err, KeyboardInterrupt):
                     raise KeyboardInterrupt
-                record(task, run_task_result(task, fut))
+                # A worker that failed (rather than its task) still gives an error row.
+                record(task, error_row(task, err) if err is not None else fut.result())
             fill()
     except BaseException:
         for fut in inflight:
             fut.cancel()
         raise
-
-
-def run_task_result(task: Task, fut: cf.Future[dict[str, Any]]) -> dict[str, Any]:
-    """The row of a finished future (an error row if the worker itself failed)."""
-    err = fut.exception()
-    return error_row(task, err) if err is not None else fut.result()
 
 
 __all__ = ["GRID_KEYS", "TOP_KEYS", "Progress", "Spec", "SweepOutcome", "Task", "load_spec",
