@@ -29,7 +29,6 @@ from typing import Any
 from reports import db
 from reports.compare import INTRAS, POLICIES, REL_TOL, reference, relative_gap
 from reports.sweep import format_duration
-from themis.plots import current_umask
 from themis.schedule import write_text_atomic
 from topologies.units import format_size
 
@@ -606,9 +605,6 @@ def build_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         head = _header(meta, command, time.perf_counter() - t0, rows)
         write_text_atomic(out / "README.md", "\n".join(head + body).rstrip() + "\n")
         written.append(out / "README.md")
-        mode = 0o666 & ~current_umask()
-        for p in written:  # write_text_atomic leaves mkstemp's 0600
-            os.chmod(p, mode)
     finally:
         conn.close()
     return written

@@ -9,15 +9,15 @@ localBWAware baseline's last dimension) cross-hatched.
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from themis.schedule import Schedule
+    from topologies.files import atomic_write
+from themis.schedule import Schedule
+from topologies.files import atomic_write
 
 #: How each phase is drawn: (alpha, hatch).
 PHASE_STYLE: dict[str, tuple[float, str | None]] = {
@@ -44,25 +44,7 @@ def new_figure(width: float = 10.0, height: float = 4.0, nrows: int = 1, ncols: 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
     """Save ``fig`` as a PNG atomically (temporary file, then ``os.replace``)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".png")
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=dpi, format="png")
-        os.chmod(tmp, 0o666 & ~current_umask())  # mkstemp makes 0600 files; use the usual mode
-        os.replace(tmp, p)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def current_umask() -> int:
-    """The process umask (read by setting it and putting it back)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format="png"), make_parents=True)
 
 
 def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLike | None = None,
@@ -132,5 +114,5 @@ def _default_title(schedule: Schedule) -> str:
            f"{schedule.makespan_ns / 1e3:,.1f} µs"
 
 
-__all__ = ["CHUNK_COLORMAP", "PHASE_STYLE", "current_umask", "new_figure", "plot_gantt",
+__all__ = ["CHUNK_COLORMAP", "PHASE_STYLE", "new_figure", "plot_gantt",
            "save_figure"]

@@ -36,7 +36,6 @@ import json
 import math
 import os
 import re
-import tempfile
 import warnings
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import Any
 import yaml
 
 from topologies.errors import InputError
+from topologies.files import atomic_write
 from topologies.network import Dimension, Network, canonical_kind
 from topologies.system import (
     ALGORITHMS,
@@ -657,28 +657,11 @@ def network_to_json(network: Network) -> str:
 
 
 def _atomic_write(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    target = Path(path)
-    file = str(path)
+    """Write ``text`` atomically; an OS error becomes an :class:`InputError`."""
     try:
-        mode = target.stat().st_mode & 0o777 if target.exists() else 0o644
-        fd, tmp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
-        )
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, mode)
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+        atomic_write(path, text)
     except OSError as err:
+        file = str(path)
         raise InputError(f"cannot write: {err.strerror or err}", "path", file, file) from None
 
 
