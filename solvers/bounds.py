@@ -250,7 +250,7 @@ def _safe(value: float, unit: float) -> float:
     return max(0.0, (value - ABS_SLACK * unit) * (1.0 - SAFETY))
 
 
-def bounds(instance: Instance, ag_order: str = "reverse", time_limit_s: float = 1.0,
+def bounds(instance: Instance, ag_order: str = "reverse", time_limit_s: float = 0.5,
            data: ProblemData | None = None) -> Bounds:
     """LB0-LB3 of ``instance`` for the ``ag_order`` variant (see module docstring).
 

@@ -40,6 +40,9 @@ SOLVERS: tuple[str, ...] = ("cpsat", "cbc", "highs")
 
 #: Relative tolerance when comparing re-timed and solver makespans.
 REL_TOL = 1e-9
+#: A schedule within this relative distance of a proven lower bound is called optimal
+#: (bounds and re-timed makespans add the same durations in different orders).
+PROOF_TOL = 1e-8
 
 
 def _validate(instance: Instance, solver: str, time_limit_s: float, ag_order: str,
@@ -165,7 +168,7 @@ def _finish(instance: Instance, data: ProblemData, raw: RawSolution, lb_ns: floa
                           f"a bound is wrong", RuntimeWarning, stacklevel=3)
             meta["bound_above_makespan"] = True
         lower = min(lower, makespan)
-        if status == "feasible" and lower >= makespan * (1 - REL_TOL):
+        if status == "feasible" and makespan <= lower * (1 + PROOF_TOL):
             status = "optimal"  # our bound meets the makespan: proven
     return Result(
         status=status,

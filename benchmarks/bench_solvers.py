@@ -1,0 +1,158 @@
+"""Benchmark the exact solvers: how large an instance each one proves optimal.
+
+For networks with unequal bandwidths (D = 2, 3, 4) and C = 2 ... 16 chunks of a
+64 MiB all-reduce, run CP-SAT (every C) and the PuLP MILPs with CBC and HiGHS
+(small C only) under a time limit, and print one row per run: status,
+makespan, proven lower bound, gap, time, and LB3 (our best a-priori bound)
+relative to the makespan. The last lines give the largest C proven optimal
+per network and solver.
+
+    python benchmarks/bench_solvers.py                    # 60 s, 2 workers
+    python benchmarks/bench_solvers.py --quick            # a smoke run
+    python benchmarks/bench_solvers.py --time-limit 20 --max-chunks 8 --json out.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import dataclass
+
+from solvers import bounds, solve
+from themis.cli_common import format_table
+from themis.instance import Instance
+from topologies.network import Network
+
+MiB = 2**20
+
+
+@dataclass(frozen=True)
+class Case:
+    """A benchmark network."""
+
+    name: str
+    kinds: tuple[str, ...]
+    npus: tuple[int, ...]
+    bandwidths: tuple[float, ...]
+    latencies: tuple[float, ...]
+
+    def network(self) -> Network:
+        """The network."""
+        return Network.build(list(self.kinds), list(self.npus), list(self.bandwidths),
+                             list(self.latencies), name=self.name)
+
+
+CASES = [
+    Case("8x8", ("Ring", "Switch"), (8, 8), (2, 1), (20, 500)),
+    Case("4x4x4", ("Ring", "Ring", "Switch"), (4, 4, 4), (4, 2, 1), (20, 50, 500)),
+    Case("2x8x4", ("Ring", "Switch", "Switch"), (2, 8, 4), (4, 2, 1), (20, 50, 500)),
+    Case("4x2x4x2", ("Ring", "Ring", "Switch", "Switch"), (4, 2, 4, 2), (8, 4, 2, 1),
+         (20, 50, 500, 500)),
+]
+CHUNKS = (2, 4, 6, 8, 12, 16)
+
+
+def run(args: argparse.Namespace) -> list[dict]:
+    """Run every case and print rows as they finish."""
+    rows: list[dict] = []
+    cases = [c for c in CASES if not args.quick or len(c.npus) <= 3]
+    chunk_list = [c for c in CHUNKS if c <= args.max_chunks]
+    headers = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
+               "time s", "LB3 us", "LB3/makespan", "themis us"]
+    print(f"# time limit {args.time_limit:g} s, {args.threads} worker(s); MILPs for "
+          f"C <= {args.milp_max_chunks}; AG order {args.ag_order}", flush=True)
+    print("  ".join(headers), flush=True)
+    for case in cases:
+        for chunks in chunk_list:
+            inst = Instance(case.network(), args.size_mib * MiB, chunks)
+            b = bounds(inst, args.ag_order)
+            themis = min(inst.simulate("themis", i).makespan_ns for i in ("scf", "fifo"))
+            solvers = ["cpsat"] + (["cbc", "highs"] if chunks <= args.milp_max_chunks else [])
+            for solver in solvers:
+                if solver not in args.solvers:
+                    continue
+                t0 = time.perf_counter()
+                res = solve(inst, solver, time_limit_s=args.time_limit, ag_order=args.ag_order,
+                            threads=args.threads)
+                wall = time.perf_counter() - t0
+                mk = res.makespan_ns
+                row = {
+                    "network": case.name, "D": len(case.npus), "C": chunks, "solver": solver,
+                    "status": res.status, "makespan_ns": mk,
+                    "lower_bound_ns": res.lower_bound_ns, "gap": res.gap,
+                    "runtime_s": wall, "lb3_ns": b.lb3_ns, "lb_ns": b.lb_ns,
+                    "lb3_over_makespan": None if mk is None else b.lb3_ns / mk,
+                    "themis_ns": themis, "valid": res.valid,
+                    "scaling_error_ns": res.scaling_error_ns,
+                }
+                rows.append(row)
+                print("  ".join(str(c) for c in _cells(row)), flush=True)
+                if args.json:
+                    with open(args.json, "a") as f:
+                        f.write(json.dumps(row) + "\n")
+    return rows
+
+
+def _cells(r: dict) -> list:
+    mk = r["makespan_ns"]
+    return [r["network"], r["D"], r["C"], r["solver"], r["status"],
+            "-" if mk is None else f"{mk / 1e3:,.1f}", f"{r['lower_bound_ns'] / 1e3:,.1f}",
+            "-" if r["gap"] is None else f"{100 * r['gap']:.3f}",
+            f"{r['runtime_s']:.1f}", f"{r['lb3_ns'] / 1e3:,.1f}",
+            "-" if r["lb3_over_makespan"] is None else f"{r['lb3_over_makespan']:.4f}",
+            f"{r['themis_ns'] / 1e3:,.1f}"]
+
+
+def summary(rows: list[dict]) -> str:
+    """The final table and the largest proven C per network and solver."""
+    headers = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
+               "time s", "LB3 us", "LB3/makespan", "themis us"]
+    out = [format_table(headers, [_cells(r) for r in rows]), "",
+           "largest C proven optimal (all smaller C proven too):"]
+    keys = sorted({(r["D"], r["network"], r["solver"]) for r in rows})
+    lines = []
+    for d, net, solver in keys:
+        mine = sorted((r for r in rows if (r["D"], r["network"], r["solver"]) == (d, net, solver)),
+                      key=lambda r: r["C"])
+        best = None
+        for r in mine:
+            if r["status"] != "optimal":
+                break
+            best = r["C"]
+        anyc = [r["C"] for r in mine if r["status"] == "optimal"]
+        lines.append([d, net, solver, "-" if best is None else best,
+                      ",".join(map(str, anyc)) or "-"])
+    out.append(format_table(["D", "network", "solver", "largest C (prefix)",
+                             "all proven C"], lines))
+    return "\n".join(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line entry point."""
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--time-limit", type=float, default=60.0, help="per run (default 60 s)")
+    p.add_argument("--max-chunks", type=int, default=16, help="largest C (default 16)")
+    p.add_argument("--milp-max-chunks", type=int, default=4,
+                   help="largest C given to CBC and HiGHS (default 4)")
+    p.add_argument("--threads", type=int, default=2, help="solver workers (default 2)")
+    p.add_argument("--size-mib", type=int, default=64, help="all-reduce size in MiB")
+    p.add_argument("--ag-order", default="reverse", choices=["reverse", "free"])
+    p.add_argument("--solvers", default="cpsat,cbc,highs", help="comma-separated")
+    p.add_argument("--quick", action="store_true",
+                   help="smoke run: D <= 3, C <= 4, 5 s limit")
+    p.add_argument("--json", metavar="FILE", help="append one JSON line per run")
+    args = p.parse_args(argv)
+    args.solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    if args.quick:
+        args.time_limit = min(args.time_limit, 5.0)
+        args.max_chunks = min(args.max_chunks, 4)
+    rows = run(args)
+    print()
+    print(summary(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
