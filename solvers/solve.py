@@ -75,9 +75,16 @@ def solve(
     ``solver``: ``cpsat`` (OR-Tools CP-SAT), ``cbc`` or ``highs`` (the PuLP
     MILP). ``ag_order``: ``reverse`` (AG along the reversed route) or ``free``
     (each chunk picks its AG order). ``threads``: solver workers (default:
-    the solver's own). ``params`` go to the backend (CP-SAT: ``resolution``,
-    ``symmetry``, ``use_hint``, ``log`` and any ``CpSolver.parameters`` field;
-    MILP: ``symmetry``, ``use_hint``, ``log``).
+    the solver's own). ``params`` tune the backends (defaults are the tested
+    ones): ``seed_lb3`` (also try schedules on LB3's route counts as hints),
+    ``symmetry``, ``use_hint``, ``log``; CP-SAT only: ``resolution``,
+    ``coarse_resolution``, ``coarse_fraction``, ``restrict_lb3`` (phase 1 keeps
+    LB3's route counts), ``scaled_bound`` and any ``CpSolver.parameters`` field.
+
+    The hint and upper bound is the best of Themis + SCF, Themis + FIFO,
+    baseline + FIFO (and the LB3-seeded schedules); if the solver's schedule is
+    worse, or it found none, that reference schedule is returned (re-timed and
+    checked like any other).
     """
     _validate(instance, solver, time_limit_s, ag_order, threads)
     t0 = time.perf_counter()

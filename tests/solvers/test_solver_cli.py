@@ -106,3 +106,10 @@ def test_stdout_is_pure_json_in_a_fresh_process(network: str) -> None:
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "optimal"
+
+
+def test_solve_gantt(capsys, network: str, tmp_path: Path) -> None:
+    png = tmp_path / "g.png"
+    assert main(["solve", network, "--chunks", "2", "--gantt", str(png), "--json"]) == 0
+    capsys.readouterr()
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
