@@ -177,6 +177,9 @@ def _finish(instance: Instance, data: ProblemData, raw: RawSolution, lb_ns: floa
         lower = min(lower, makespan)
         if status == "feasible" and makespan <= lower * (1 + PROOF_TOL):
             status = "optimal"  # our bound meets the makespan: proven
+            meta["proof"] = "lower bound"
+        elif status == "optimal":
+            meta.setdefault("proof", solver)
     return Result(
         status=status,
         makespan_ns=makespan,
