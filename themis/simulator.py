@@ -45,6 +45,19 @@ class SimResult:
         return self.metrics.makespan_ns
 
 
+def policy_routes(
+    policy: InterPolicy, collective: Collective, network: Network
+) -> list[tuple[int, ...]]:
+    """``policy``'s routes, checked to be permutations of the active dimensions."""
+    routes = policy.routes(collective, network)
+    active = sorted(network.active_dims)
+    for r in routes:
+        if sorted(r) != active:
+            raise InputError(f"policy {policy.name} produced a route that is not a "
+                             f"permutation of {active}", "route", r)
+    return routes
+
+
 def build_plans(
     collective: Collective,
     network: Network,
@@ -52,12 +65,7 @@ def build_plans(
     local_bw_aware: bool = False,
 ) -> tuple[list[tuple[int, ...]], list[Plan]]:
     """Routes chosen by ``policy`` and the resulting stage plans, per chunk."""
-    routes = policy.routes(collective, network)
-    active = sorted(network.active_dims)
-    for r in routes:
-        if sorted(r) != active:
-            raise InputError(f"policy {policy.name} produced a route that is not a "
-                             f"permutation of {active}", "route", r)
+    routes = policy_routes(policy, collective, network)
     lbw = local_bw_aware and collective.kind == "all-reduce"
     return routes, [stage_plan(collective.kind, r, local_bw_aware=lbw) for r in routes]
 

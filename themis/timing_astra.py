@@ -461,7 +461,8 @@ def simulate_astra(
     1 ns update. Raises :class:`~topologies.errors.InputError` for a policy or
     discipline ASTRA-sim 1.0 does not have, or a network the timing rejects.
     """
-    from themis.simulator import simulate  # late: the simulator imports the timing registry
+    # late import: the simulator imports the timing registry
+    from themis.simulator import policy_routes, simulate
 
     kind = collective.kind
     raw_inter = (system.inter or "baseline").strip().lower()
@@ -483,12 +484,7 @@ def simulate_astra(
     if intra not in ("fifo", "scf"):
         raise InputError("the astra-sim-1.0 timing runs FIFO or SCF",
                          "intra-dimension-scheduling", system.intra)
-    routes = policy.routes(collective, network)
-    active = sorted(network.active_dims)
-    for r in routes:
-        if sorted(r) != active:
-            raise InputError(f"policy {policy.name} produced a route that is not a "
-                             f"permutation of {active}", "route", r)
+    routes = policy_routes(policy, collective, network)
     lbw = system.local_bw_aware
     plans = astra_plans(kind, routes, lbw, inter == "themis")
     endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
