@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -76,8 +75,7 @@ class Instance:
         return f"{self.network.name or self.network.shape()} {format_size(self.size_bytes)} " \
                f"C={self.chunks}"
 
-    def simulate(self, policy: str = "themis", intra: str = "scf",
-                 ag_routes: Sequence | None = None):
+    def simulate(self, policy: str = "themis", intra: str = "scf"):
         """Run a policy through the simulator on this instance (k = 1)."""
         from themis.simulator import simulate
 
