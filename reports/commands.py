@@ -41,6 +41,29 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.set_defaults(func=cmd_compare)
 
     p = sub.add_parser(
+        "spec", help="write a sweep spec (TOML) for one or more networks",
+        description="Write a one-grid sweep spec for NETWORK(s): file paths are written "
+                    "relative to the spec's folder. Checked like `themis sweep` checks it.")
+    p.add_argument("networks", nargs="+", metavar="NETWORK",
+                   help="network files (.yml/.yaml/.json) or preset names")
+    p.add_argument("--sizes", default="64MiB", metavar="LIST", help="default 64MiB")
+    p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
+    p.add_argument("--endpoint-delay", default="0", metavar="LIST",
+                   help="endpoint delays in ns (default 0)")
+    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST")
+    p.add_argument("--intra", default="fifo,scf", metavar="LIST")
+    p.add_argument("--solvers", default="cpsat", metavar="LIST",
+                   help="default cpsat; '' for none")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=30.0,
+                   metavar="SECONDS", help="per solver task (default 30)")
+    p.add_argument("--ag-order", default="reverse", metavar="LIST",
+                   help="reverse, free or reverse,free (default reverse)")
+    p.add_argument("--title", default="", help="the report's title")
+    p.add_argument("--out", default=None, metavar="SPEC.toml",
+                   help="write here (default: print on stdout)")
+    p.set_defaults(func=cmd_spec)
+
+    p = sub.add_parser(
         "sweep", help="run a TOML grid of instances x methods into a SQLite database",
         description="Run (or resume) a sweep: every task of SPEC.toml not yet in the "
                     "database, locally or on Dask. Finished results are committed one by "
@@ -106,6 +129,34 @@ def _compare_gantt(comp: Any, path: str) -> None:
         raise InputError("no schedule to draw", "--gantt", path)
     plot_gantt_pair([(f"{r.method}: {r.makespan_ns / 1e3:,.1f} us ({r.status})", r.schedule)
                      for r in shown], path, title=comp.instance.label())
+
+
+def _split(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def _numbers(text: str, flag: str, kind: type) -> list:
+    try:
+        return [kind(x) for x in _split(text)]
+    except ValueError:
+        raise InputError(f"expected comma-separated {kind.__name__}s", flag, text) from None
+
+
+def cmd_spec(args: argparse.Namespace) -> int:
+    """``themis spec``."""
+    from reports.spec import spec_text, write_spec
+
+    text = spec_text(
+        args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
+        _split(args.policies), _split(args.intra), _split(args.solvers), args.time_limit,
+        _split(args.ag_order), _numbers(args.endpoint_delay, "--endpoint-delay", float),
+        out=args.out, title=args.title)
+    if args.out:
+        write_spec(text, args.out)
+        print(f"wrote {args.out}; run: themis sweep {args.out} --db results.sqlite")
+    else:
+        sys.stdout.write(text)
+    return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

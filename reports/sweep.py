@@ -306,7 +306,7 @@ def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
 def _resolve_network(name: str, folder: Path, key: str, file: str) -> Any:
     from topologies.presets import resolve_network
 
-    candidate = folder / name
+    candidate = Path(os.path.normpath(folder / name))  # the folder may not exist yet
     try:
         if candidate.is_file():
             return resolve_network(str(candidate))
