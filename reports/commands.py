@@ -14,6 +14,20 @@ from themis.cli_common import add_instance_args, float_arg, int_arg, print_json,
 from topologies.errors import InputError
 
 
+def _add_methods(p: argparse.ArgumentParser, solvers: str, time_limit_s: float,
+                 ag_help: str) -> None:
+    """--policies, --intra, --solvers, --time-limit, --ag-order."""
+    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST",
+                   help="comma-separated policies (default baseline,round-robin,themis)")
+    p.add_argument("--intra", default="fifo,scf", metavar="LIST",
+                   help="comma-separated intra-dimension disciplines (default fifo,scf)")
+    p.add_argument("--solvers", default=solvers, metavar="LIST",
+                   help=f"comma-separated solvers (default {solvers}; '' for none)")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
+                   metavar="SECONDS", help=f"per solver task (default {time_limit_s:g})")
+    p.add_argument("--ag-order", default="reverse", metavar="LIST", help=ag_help)
+
+
 def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     """Add ``compare``, ``sweep`` and ``report`` to the ``themis`` subcommands."""
     p = sub.add_parser(
@@ -23,16 +37,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                     "on one all-reduce; print makespans, gaps to the best found and to the "
                     "lower bound.")
     add_instance_args(p)
-    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST",
-                   help="comma-separated policies (default baseline,round-robin,themis)")
-    p.add_argument("--intra", default="fifo,scf", metavar="LIST",
-                   help="comma-separated intra-dimension disciplines (default fifo,scf)")
-    p.add_argument("--solvers", default="cpsat,cbc,highs", metavar="LIST",
-                   help="comma-separated solvers (default cpsat,cbc,highs; '' for none)")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=10.0,
-                   metavar="SECONDS", help="per solver (default 10)")
-    p.add_argument("--ag-order", default="reverse", metavar="reverse|free",
-                   help="the solvers' AG variant: reverse of the RS route (default) or free")
+    _add_methods(p, "cpsat,cbc,highs", 10.0,
+                 "the solvers' AG variant: reverse of the RS route (default) or free")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads (default: the solver's own)")
     p.add_argument("--gantt", metavar="FILE.png",
@@ -50,14 +56,7 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
     p.add_argument("--endpoint-delay", default="0", metavar="LIST",
                    help="endpoint delays in ns (default 0)")
-    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST")
-    p.add_argument("--intra", default="fifo,scf", metavar="LIST")
-    p.add_argument("--solvers", default="cpsat", metavar="LIST",
-                   help="default cpsat; '' for none")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=30.0,
-                   metavar="SECONDS", help="per solver task (default 30)")
-    p.add_argument("--ag-order", default="reverse", metavar="LIST",
-                   help="reverse, free or reverse,free (default reverse)")
+    _add_methods(p, "cpsat", 30.0, "reverse, free or reverse,free (default reverse)")
     p.add_argument("--title", default="", help="the report's title")
     p.add_argument("--out", default=None, metavar="SPEC.toml",
                    help="write here (default: print on stdout)")
