@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from themis.cli_common import (
     add_instance_args,
     add_network_args,
-    float_arg,
     format_table,
     int_arg,
     print_json,
@@ -234,4 +233,4 @@ if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["build_parser", "main", "float_arg"]
+__all__ = ["build_parser", "main"]

@@ -38,15 +38,17 @@ def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = N
     p.add_argument("--size", default=None,
                    help=f"collective size, e.g. 1GiB, 64MiB, 512KiB or bytes "
                         f"(default {DEFAULT_SIZE})")
-    p.add_argument("--chunks", type=_int_arg("--chunks"), default=None,
+    p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
                    help=f"chunks (default: the system file's preferred-dataset-splits, "
                         f"else {chunks_default or DEFAULT_CHUNKS})")
-    p.add_argument("--endpoint-delay", type=_float_arg("--endpoint-delay"), default=None,
+    p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=None,
                    metavar="NS", help="endpoint delay per message step in ns "
                                       "(default: the system file's, else 0)")
 
 
-def _int_arg(flag: str):
+def int_arg(flag: str):
+    """An argparse type: an integer, with the flag named in the error."""
+
     def conv(text: str) -> int:
         try:
             return int(text)
@@ -55,17 +57,15 @@ def _int_arg(flag: str):
     return conv
 
 
-def _float_arg(flag: str):
+def float_arg(flag: str):
+    """An argparse type: a number, with the flag named in the error."""
+
     def conv(text: str) -> float:
         try:
             return float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{flag} = {text!r}: not a number") from None
     return conv
-
-
-int_arg = _int_arg
-float_arg = _float_arg
 
 
 def load_network(spec: str) -> Network:

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from themis.collective import Collective
 from topologies.network import Network
 
-if False:  # pragma: no cover - typing only, avoids an import cycle
+if TYPE_CHECKING:  # used in annotations only
     from themis.schedule import Schedule
 
 

@@ -72,10 +72,8 @@ def timing_names() -> list[str]:
 
 def _load_plugins() -> None:
     # The ASTRA-sim 1.0 model lives in its own module; importing it registers it.
-    try:
-        import themis.timing_astra  # noqa: F401
-    except ImportError:  # pragma: no cover - only while that module does not exist
-        pass
+    # (Imported here, not at the top: that module imports this one.)
+    import themis.timing_astra  # noqa: F401
 
 
 def resolve_algorithms(

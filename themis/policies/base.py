@@ -61,7 +61,3 @@ def make_policy(name: str | InterPolicy, **options: object) -> InterPolicy:
                          "policy", name)
     return _POLICIES[key](**options)
 
-
-def chunk_sizes_for_routing(collective: Collective) -> list[int]:
-    """The chunk sizes a policy routes (one route per entry)."""
-    return collective.chunk_sizes()
