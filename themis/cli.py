@@ -135,27 +135,20 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", "--active-chunks", k)
     collective = Collective(args.collective, inputs.size_bytes, inputs.chunks)
     algorithms = inputs.algorithms(args.collective)
-    algo_field = f"{args.collective}-implementation"
     t0 = time.perf_counter()
-    try:
-        if args.timing == "astra-sim-1.0":
-            from themis.timing_astra import simulate_astra
+    if args.timing == "astra-sim-1.0":
+        from themis.timing_astra import simulate_astra
 
-            sys_cfg = dataclasses.replace(
-                system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
-                active_chunks=k, inter=policy.name if policy.name != "fixed" else system.inter,
-                intra=intra)
-            result = simulate_astra(inputs.network, sys_cfg, collective,
-                                    policy=policy if policy.name == "fixed" else None)
-        else:
-            result = simulate(inputs.network, collective, policy=policy, intra=intra,
-                              timing=args.timing, algorithms=algorithms,
-                              endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
-    except InputError as err:
-        if algorithms is not None and "algorithm" in err.field and system.source:
-            err.field = err.field.replace("algorithms", algo_field)
-            raise err.in_file(system.source) from None
-        raise
+        sys_cfg = dataclasses.replace(
+            system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
+            active_chunks=k, inter=policy.name if policy.name != "fixed" else system.inter,
+            intra=intra)
+        result = simulate_astra(inputs.network, sys_cfg, collective,
+                                policy=policy if policy.name == "fixed" else None)
+    else:
+        result = simulate(inputs.network, collective, policy=policy, intra=intra,
+                          timing=args.timing, algorithms=algorithms,
+                          endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
     wall_s = time.perf_counter() - t0
     m = result.metrics
     if args.schedule_out:

@@ -95,22 +95,25 @@ class Inputs:
     endpoint_delay_ns: float
 
     def algorithms(self, collective: str = "all-reduce") -> tuple[str, ...] | None:
-        """The system file's algorithms for that collective, if any."""
-        return self.system.algorithms_for(collective)
+        """The system file's algorithms for that collective, checked against the network.
+
+        A bad one is an :class:`InputError` naming the system file and the key
+        (e.g. ``all-reduce-implementation[1]``).
+        """
+        from themis.timing import resolve_algorithms
+
+        algos = self.system.algorithms_for(collective)
+        if algos is None:
+            return None
+        return resolve_algorithms(self.network, algos, f"{collective}-implementation",
+                                  self.system.source)
 
     def instance(self):
         """The :class:`themis.instance.Instance` (all-reduce, alpha-beta, k = 1)."""
         from themis.instance import Instance
 
-        algos = self.algorithms("all-reduce")
-        try:
-            return Instance(self.network, self.size_bytes, self.chunks, self.endpoint_delay_ns,
-                            algos)
-        except InputError as err:
-            if algos is not None and self.system.source and "algorithm" in err.field:
-                err.field = err.field.replace("algorithms", "all-reduce-implementation")
-                raise err.in_file(self.system.source) from None
-            raise
+        return Instance(self.network, self.size_bytes, self.chunks, self.endpoint_delay_ns,
+                        self.algorithms("all-reduce"))
 
 
 def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNKS) -> Inputs:

@@ -15,7 +15,6 @@ from typing import Protocol
 
 from topologies.errors import InputError
 from topologies.network import Network
-from topologies.system import canonical_algorithm
 
 #: Stage phases: reduce-scatter, all-gather, and a whole all-reduce on one dimension.
 PHASES: tuple[str, ...] = ("RS", "AG", "AR")
@@ -77,29 +76,15 @@ def _load_plugins() -> None:
 
 
 def resolve_algorithms(
-    network: Network, algorithms: Sequence[str] | None, field: str = "algorithms"
+    network: Network, algorithms: Sequence[str] | None, field: str = "algorithms",
+    file: str = "",
 ) -> tuple[str, ...]:
     """Per-dimension algorithms: the given ones (validated) or each kind's default."""
     if algorithms is None:
         return tuple(d.default_algorithm for d in network.dims)
-    algos = list(algorithms)
-    if len(algos) != network.ndims:
-        raise InputError(
-            f"expected {network.ndims} algorithms, one per dimension", field, "_".join(algos)
-        )
-    out = []
-    for i, a in enumerate(algos):
-        name = canonical_algorithm(a)
-        if name is None:
-            raise InputError("unknown algorithm", f"{field}[{i}]", a)
-        p = network.dims[i].npus
-        if name == "halvingDoubling" and p > 1 and p & (p - 1):
-            raise InputError(
-                f"halvingDoubling needs a power-of-two dimension size (dimension {i} has {p})",
-                f"{field}[{i}]", a,
-            )
-        out.append(name)
-    return tuple(out)
+    from topologies.astra import validate_algorithms
+
+    return validate_algorithms(network, algorithms, file, field)
 
 
 def make_timing(
