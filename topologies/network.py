@@ -107,8 +107,15 @@ class Dimension:
 
     @property
     def default_algorithm(self) -> str:
-        """The algorithm used when none is given."""
-        return DEFAULT_ALGORITHM[self.kind]
+        """The algorithm used when none is given (model.md §4).
+
+        A Switch whose size is not a power of two cannot run halvingDoubling,
+        so it defaults to ``direct`` instead.
+        """
+        algo = DEFAULT_ALGORITHM[self.kind]
+        if algo == "halvingDoubling" and self.npus & (self.npus - 1):
+            return "direct"
+        return algo
 
 
 @dataclass(frozen=True)

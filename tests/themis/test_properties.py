@@ -90,3 +90,16 @@ def test_stage_time_by_hand() -> None:
     tfc = make_timing("alpha-beta", fc)
     assert tfc.stage("RS", 0, 5000).duration_ns == pytest.approx(30 + 4000 / (4 * 2**30 / 1e9))
     assert math.isclose(tfc.stage("RS", 0, 5000).output_bytes, 1000)
+
+
+def test_default_algorithms_are_valid_for_any_switch_size() -> None:
+    # halvingDoubling needs a power of two: a Switch of 6 defaults to direct (one step),
+    # and the defaults pass the same validation as user-given algorithms.
+    from themis.timing import resolve_algorithms
+
+    net = Network((Dimension("Switch", 8, 1.0), Dimension("Switch", 6, 1.0, 100.0)))
+    algos = resolve_algorithms(net, None)
+    assert algos == ("halvingDoubling", "direct")
+    assert resolve_algorithms(net, algos) == algos
+    tm = make_timing("alpha-beta", net)
+    assert tm.stage("RS", 1, 6000).fixed_ns == pytest.approx(2 * 100.0)
