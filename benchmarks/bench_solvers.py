@@ -20,8 +20,8 @@ import sys
 import time
 from dataclasses import dataclass
 
+from reports.formatting import format_table
 from solvers import bounds, solve
-from themis.cli_common import format_table
 from themis.instance import Instance
 from topologies.network import Network
 

@@ -286,7 +286,7 @@ def _ideal_ns(instance: Instance) -> float:
 
 def format_comparison(comp: Comparison) -> str:
     """The text table of ``themis compare``."""
-    from themis.cli_common import format_table
+    from reports.formatting import format_table
 
     def pct(x: float | None) -> str:
         return "-" if x is None else f"{100 * x:.2f}%"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from themis.cli import main
+from reports.cli import main
 
 DATA = Path(__file__).parents[1] / "data" / "astra-sim-1.0"
 TUTORIAL = DATA / "tutorial"
@@ -123,7 +123,7 @@ def test_bad_input_one_line_exit_2(capsys, tmp_path, files, argv, needles) -> No
 
 def test_subprocess_error_has_no_traceback(tmp_path) -> None:
     p = _write(tmp_path, "b.yml", GOOD_YAML.replace("[4, 1]", "[4, tbd]"))
-    proc = subprocess.run([sys.executable, "-m", "themis.cli", "network", p],
+    proc = subprocess.run([sys.executable, "-m", "reports.cli", "network", p],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr

@@ -6,8 +6,8 @@ import json
 
 import pytest
 
+from reports.cli import main
 from reports.compare import compare, parse_names, reference
-from themis.cli import main
 from themis.instance import Instance
 from topologies.errors import InputError
 from topologies.presets import resolve_network

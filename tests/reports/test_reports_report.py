@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from reports.cli import main
 from reports.report import PLOT_FILES, build_report
 from reports.sweep import run_sweep
-from themis.cli import main
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from reports.cli import main
 from reports.sweep import Progress, load_spec, run_sweep
-from themis.cli import main
 from topologies.errors import InputError
 
 TINY = """
@@ -187,7 +187,7 @@ def test_sweep_killed_with_sigkill_loses_nothing_and_duplicates_nothing(tmp_path
         chunks = [2048, 3000, 4096]
     """)
     db = tmp_path / "r.sqlite"
-    cmd = [sys.executable, "-m", "themis.cli", "sweep", str(spec), "--db", str(db),
+    cmd = [sys.executable, "-m", "reports.cli", "sweep", str(spec), "--db", str(db),
            "--workers", "2"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)

@@ -6,7 +6,7 @@ import csv
 import tomllib
 from pathlib import Path
 
-from themis.cli import main
+from reports.cli import main
 
 NET = "topology: [Ring, Switch]\nnpus_count: [4, 4]\nbandwidth: [4, 1]\nlatency: [10, 50]\n"
 

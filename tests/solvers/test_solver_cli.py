@@ -1,4 +1,4 @@
-"""``themis solve`` and ``themis bound`` through :func:`themis.cli.main`."""
+"""``themis solve`` and ``themis bound`` through :func:`reports.cli.main`."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_bounds import ONE_CHUNK_NS
 
-from themis.cli import main
+from reports.cli import main
 from themis.schedule import Schedule
 
 NETWORK_YML = """\
@@ -101,7 +101,7 @@ def test_bad_values_exit_2_with_one_line(capsys, network: str, argv: list[str],
 
 def test_stdout_is_pure_json_in_a_fresh_process(network: str) -> None:
     """HiGHS prints a banner on file descriptor 1 when first used: it must not leak."""
-    proc = subprocess.run([sys.executable, "-m", "themis.cli", "solve", network, "--chunks",
+    proc = subprocess.run([sys.executable, "-m", "reports.cli", "solve", network, "--chunks",
                            "2", "--solver", "highs", "--json"], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr

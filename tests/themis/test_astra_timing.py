@@ -12,19 +12,19 @@ from pathlib import Path
 
 import pytest
 
+from themis.astra_run import (
+    AstraBaseline,
+    AstraRoundRobin,
+    AstraThemis,
+    astra_plans,
+    simulate_astra,
+)
 from themis.checker import check
 from themis.collective import Collective
 from themis.queues import AstraScf, canonical_intra
 from themis.simulator import simulate
 from themis.timing import make_timing, timing_names
-from themis.timing_astra import (
-    AstraBaseline,
-    AstraRoundRobin,
-    AstraSim10Timing,
-    AstraThemis,
-    astra_plans,
-    simulate_astra,
-)
+from themis.timing.astra10 import AstraSim10Timing
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 from topologies.system import SystemConfig

@@ -10,7 +10,8 @@ import argparse
 import sys
 from typing import Any
 
-from themis.cli_common import add_instance_args, float_arg, int_arg, print_json, resolve_inputs
+from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.formatting import print_json
 from topologies.errors import InputError
 
 

@@ -8,14 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from themis.cli_common import (
-    add_instance_args,
-    float_arg,
-    format_table,
-    int_arg,
-    print_json,
-    resolve_inputs,
-)
+from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
 _SOLVERS = ("cpsat", "cbc", "highs")

@@ -1,46 +1,17 @@
-"""The ``themis`` command line.
-
-Start-up stays light: ortools, pulp and matplotlib are imported only by the
-commands that need them. Every bad input exits with status 2 and one line on
-stderr naming the file, the field and the value.
-"""
+"""The ``themis presets``, ``themis network`` and ``themis simulate`` commands."""
 
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-import warnings
-from collections.abc import Sequence
 
-from themis.cli_common import (
-    add_instance_args,
-    add_network_args,
-    format_table,
-    int_arg,
-    print_json,
-    resolve_inputs,
-)
+from reports.cli.common import add_instance_args, add_network_args, int_arg, resolve_inputs
+from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        raise SystemExit(2)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (all subcommands)."""
-    parser = _Parser(
-        prog="themis",
-        description="Collective scheduling on multi-dimensional networks: Themis and other "
-                    "policies, an event-driven simulator, exact solvers and gap reports.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
+def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    """Add ``presets``, ``network`` and ``simulate`` to the ``themis`` subcommands."""
     p = sub.add_parser("presets", help="list the bundled networks and system files")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_presets)
@@ -68,13 +39,6 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gantt", metavar="FILE.png", help="draw a Gantt chart")
     p.set_defaults(func=cmd_simulate)
 
-    for module in ("solvers.commands", "reports.commands"):
-        try:
-            mod = __import__(module, fromlist=["register"])
-        except ImportError:  # pragma: no cover - while a package is not yet there
-            continue
-        mod.register(sub, _Parser)
-    return parser
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -93,7 +57,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 def cmd_network(args: argparse.Namespace) -> int:
     """``themis network NETWORK [--json]``."""
-    from themis.cli_common import load_network
+    from reports.cli.common import load_network
 
     net = load_network(args.network)
     dims = [{"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
@@ -137,7 +101,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     algorithms = inputs.algorithms(args.collective)
     t0 = time.perf_counter()
     if args.timing == "astra-sim-1.0":
-        from themis.timing_astra import simulate_astra
+        from themis.astra_run import simulate_astra
 
         sys_cfg = dataclasses.replace(
             system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
@@ -194,36 +158,3 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print()
     print(format_table(["route", "chunks"], [[r, n] for r, n in m.routes.items()]))
     return 0
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``themis`` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "command", None):
-        parser.print_help()
-        return 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = _show_warning
-        try:
-            return int(args.func(args) or 0)
-        except InputError as err:
-            sys.stderr.write(f"themis: error: {err}\n")
-            return 2
-        except KeyboardInterrupt:
-            sys.stderr.write("themis: interrupted\n")
-            return 130
-        except BrokenPipeError:
-            return 0
-
-
-def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
-    sys.stderr.write(f"themis: warning: {message}\n")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
-
-
-__all__ = ["build_parser", "main"]

@@ -1,4 +1,4 @@
-"""Stage timing models (model.md §4) and their registry.
+"""The timing-model protocol and registry (model.md §4).
 
 A timing model answers, for a stage of one chunk on one dimension, how long it
 takes alone, how much of that is fixed (latency) time, how many bytes the NPU
@@ -65,14 +65,7 @@ def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
 
 def timing_names() -> list[str]:
     """Names of the registered timing models."""
-    _load_plugins()
     return sorted(_REGISTRY)
-
-
-def _load_plugins() -> None:
-    # The ASTRA-sim 1.0 model lives in its own module; importing it registers it.
-    # (Imported here, not at the top: that module imports this one.)
-    import themis.timing_astra  # noqa: F401
 
 
 def resolve_algorithms(
@@ -94,7 +87,6 @@ def make_timing(
     endpoint_delay_ns: float = 0.0,
 ) -> Timing:
     """Instantiate the timing model ``name`` for ``network``."""
-    _load_plugins()
     if name not in _REGISTRY:
         raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
                          "timing", name)
@@ -119,48 +111,3 @@ def algorithm_steps(algorithm: str, npus: int) -> int:
         # A pipelined tree: ceil(log2 P) steps to reduce (or broadcast).
         return math.ceil(math.log2(npus))
     raise InputError("unknown algorithm", "algorithm", algorithm)
-
-
-@register_timing("alpha-beta")
-@dataclass(frozen=True)
-class AlphaBetaTiming:
-    """``T = steps * (hops * a + e) + (P - 1)/P * M / B`` (model.md §4).
-
-    Sizes divide exactly (floats). An ``AR`` stage costs an RS plus an AG on
-    the same dimension. Stages running together share the bandwidth.
-    """
-
-    network: Network
-    algorithms: tuple[str, ...]
-    endpoint_delay_ns: float = 0.0
-    name: str = "alpha-beta"
-    shares_bandwidth: bool = True
-
-    def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
-        """Cost of one stage alone (see class docstring)."""
-        d = self.network.dims[dim]
-        p = d.npus
-        steps = algorithm_steps(self.algorithms[dim], p)
-        per_step = d.hops * d.latency_ns + self.endpoint_delay_ns
-        if phase == "RS":
-            out = input_bytes / p
-            big = input_bytes
-            rounds = 1
-        elif phase == "AG":
-            out = input_bytes * p
-            big = out
-            rounds = 1
-        elif phase == "AR":
-            out = input_bytes
-            big = input_bytes
-            rounds = 2
-        else:
-            raise ValueError(f"unknown phase {phase!r}")
-        sent = rounds * (p - 1) / p * big
-        fixed = rounds * steps * per_step
-        return StageCost(fixed + sent / d.bandwidth_bytes_per_ns, fixed, sent, out)
-
-    def all_gather_input(self, chunk_bytes: float) -> float:
-        """An all-gather chunk starts as 1/N of its output size."""
-        n = math.prod(self.network.dims[i].npus for i in self.network.active_dims)
-        return chunk_bytes / n

@@ -1,0 +1,5 @@
+"""``python -m reports.cli``: the ``themis`` command line."""
+
+from reports.cli import main
+
+raise SystemExit(main())

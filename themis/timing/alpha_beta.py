@@ -1,0 +1,54 @@
+"""The ``alpha-beta`` timing model (model.md §4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from themis.timing.base import StageCost, algorithm_steps, register_timing
+from topologies.network import Network
+
+
+@register_timing("alpha-beta")
+@dataclass(frozen=True)
+class AlphaBetaTiming:
+    """``T = steps * (hops * a + e) + (P - 1)/P * M / B`` (model.md §4).
+
+    Sizes divide exactly (floats). An ``AR`` stage costs an RS plus an AG on
+    the same dimension. Stages running together share the bandwidth.
+    """
+
+    network: Network
+    algorithms: tuple[str, ...]
+    endpoint_delay_ns: float = 0.0
+    name: str = "alpha-beta"
+    shares_bandwidth: bool = True
+
+    def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
+        """Cost of one stage alone (see class docstring)."""
+        d = self.network.dims[dim]
+        p = d.npus
+        steps = algorithm_steps(self.algorithms[dim], p)
+        per_step = d.hops * d.latency_ns + self.endpoint_delay_ns
+        if phase == "RS":
+            out = input_bytes / p
+            big = input_bytes
+            rounds = 1
+        elif phase == "AG":
+            out = input_bytes * p
+            big = out
+            rounds = 1
+        elif phase == "AR":
+            out = input_bytes
+            big = input_bytes
+            rounds = 2
+        else:
+            raise ValueError(f"unknown phase {phase!r}")
+        sent = rounds * (p - 1) / p * big
+        fixed = rounds * steps * per_step
+        return StageCost(fixed + sent / d.bandwidth_bytes_per_ns, fixed, sent, out)
+
+    def all_gather_input(self, chunk_bytes: float) -> float:
+        """An all-gather chunk starts as 1/N of its output size."""
+        n = math.prod(self.network.dims[i].npus for i in self.network.active_dims)
+        return chunk_bytes / n

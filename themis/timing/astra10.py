@@ -1,0 +1,245 @@
+"""The ``astra-sim-1.0`` timing model (model.md §4).
+
+Reproduces what the ASTRA-sim 1.0 analytical, congestion-unaware backend (tag
+``tutorial-asplos2023``) charges, with the integer arithmetic of
+``shared/reference/astra-sim-1.0/timing.md``:
+
+* one message of m bytes to a partner at ring distance s costs
+  ``N(m, s) = L * hops(s) + floor(m / BW) + 2 * nic (+ router on a Switch)``
+  whole ns, ``BW = scalar * link-bandwidth`` (scalar from the links-count);
+* a reduce step costs ``R(m) = 3 * floor(m / 500000)``;
+* ring, halvingDoubling and direct stage formulas for RS, AG and AR phases,
+  sizes divided with floor.
+
+Running ASTRA-sim system files (its policies and plans) is
+:mod:`themis.astra_run`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from themis.timing.base import StageCost, register_timing
+from topologies.errors import InputError
+from topologies.network import Dimension, Network
+
+if TYPE_CHECKING:  # pragma: no cover
+    pass
+
+#: Name the model is registered under.
+NAME = "astra-sim-1.0"
+
+MiB = 1048576
+#: Bytes per ns of 1 GB/s: ASTRA-sim's "GB" is 2^30 bytes.
+_GB = 1 << 30
+_NS_PER_S = 10**9
+#: R(m) = REDUCE_NS * floor(m / REDUCE_BYTES).
+REDUCE_NS = 3
+REDUCE_BYTES = 500000
+
+
+def _exact(x: float) -> Fraction:
+    """A decimal reading of a float (``6.25`` -> 25/4, ``0.1`` -> 1/10)."""
+    return Fraction(repr(float(x)))
+
+
+def link_bandwidth_exact(dim: Dimension) -> Fraction:
+    """One link's bandwidth in GB/s, as an exact fraction."""
+    return _exact(dim.bandwidth_GBps) / dim.links_count
+
+
+def bandwidth_scalar(dim: Dimension) -> int:
+    """How many links' bandwidth one message gets (timing.md table)."""
+    links = dim.links_count
+    if dim.kind == "Ring":
+        return links if links % 2 == 0 else links - 1
+    if dim.kind == "FullyConnected":
+        return links // max(dim.npus - 1, 1)
+    return links
+
+
+def themis_bandwidth(dim: Dimension) -> float:
+    """The bandwidth (GB/s) ASTRA-sim 1.0's Themis sees for a dimension."""
+    links = dim.links_count
+    if dim.kind == "Ring":
+        eff = links - links % 2
+    elif dim.kind == "FullyConnected":
+        eff = links - links % max(dim.npus - 1, 1)
+    else:
+        eff = links
+    return float(eff * link_bandwidth_exact(dim))
+
+
+def _whole(x: float, field_name: str) -> int:
+    """``x`` as an int if it is integral (sizes must be whole bytes)."""
+    i = int(x)
+    if i != x:
+        raise InputError("the astra-sim-1.0 timing needs whole numbers", field_name, x)
+    return i
+
+
+@dataclass(frozen=True)
+class _Dim:
+    """Precomputed constants of one dimension."""
+
+    kind: str
+    n: int
+    k: int  # log2 n for halvingDoubling, else 0
+    algorithm: str
+    bw_num: int  # floor(m / BW) = m * bw_num // bw_den
+    bw_den: int
+    latency: float
+    extra: float  # 2 * nic (+ router)
+
+
+@register_timing(NAME)
+@dataclass(frozen=True)
+class AstraSim10Timing:
+    """ASTRA-sim 1.0 analytical backend timing (timing.md), whole ns.
+
+    Stages never share bandwidth (no congestion model). Input sizes must be
+    whole bytes; outputs are RS ``floor(D/n)``, AG ``D*n``, AR ``D``.
+    """
+
+    network: Network
+    algorithms: tuple[str, ...]
+    endpoint_delay_ns: float = 0.0
+    name: str = NAME
+    shares_bandwidth: bool = False
+    _dims: tuple[_Dim, ...] = field(default=(), init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        net = self.network
+        dims = []
+        for i, (d, algo) in enumerate(zip(net.dims, self.algorithms, strict=True)):
+            n = d.npus
+            k = 0
+            if n > 1:
+                if algo == "halvingDoubling":
+                    if n & (n - 1):
+                        raise InputError(
+                            "halvingDoubling needs a power-of-two dimension size "
+                            f"(dimension {i} has {n}); ASTRA-sim 1.0 deadlocks on it",
+                            f"algorithms[{i}]", algo)
+                    k = n.bit_length() - 1
+                elif algo not in ("ring", "direct"):
+                    raise InputError(
+                        "the astra-sim-1.0 timing supports ring, halvingDoubling and direct",
+                        f"algorithms[{i}]", algo)
+            scalar = bandwidth_scalar(d)
+            if scalar < 1:
+                raise InputError(
+                    f"a message on this {d.kind} dimension gets no bandwidth in ASTRA-sim 1.0 "
+                    f"(links-count {d.links_count} with {n} NPUs gives scalar 0)",
+                    f"links-count[{i}]", d.links_count)
+            lb = link_bandwidth_exact(d)
+            extra = 2 * net.nic_latency_ns + (net.router_latency_ns if d.kind == "Switch" else 0)
+            dims.append(_Dim(d.kind, n, k, algo, _NS_PER_S * lb.denominator,
+                             scalar * lb.numerator * _GB, d.latency_ns, extra))
+        object.__setattr__(self, "_dims", tuple(dims))
+
+    # -- building blocks ---------------------------------------------------------
+    @staticmethod
+    def _hops(dm: _Dim, s: int) -> int:
+        if dm.kind == "Ring":
+            return min(s, dm.n - s)
+        if dm.kind == "Switch":
+            return 2
+        return 1
+
+    def _message(self, dm: _Dim, m: int, s: int) -> tuple[int, int]:
+        """N(m, s) and its serialization part floor(m / BW)."""
+        ser = m * dm.bw_num // dm.bw_den
+        t = math.floor(dm.latency * self._hops(dm, s))
+        t = t + ser
+        t = math.floor(t + dm.extra)
+        return t, ser
+
+    def _direct(self, dm: _Dim, m: int) -> tuple[int, int]:
+        """N*(m): the slowest of the n - 1 parallel messages."""
+        return max(self._message(dm, m, s) for s in range(1, dm.n))
+
+    # -- the Timing protocol -----------------------------------------------------
+    def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
+        """Cost of a ``phase`` stage on ``dim`` with ``input_bytes`` (timing.md)."""
+        dm = self._dims[dim]
+        D = _whole(input_bytes, "stage input bytes")
+        n = dm.n
+        if phase == "RS":
+            out = D // n
+            sent = (n - 1) * out
+        elif phase == "AG":
+            out = D * n
+            sent = (n - 1) * D
+        elif phase == "AR":
+            out = D
+            sent = 2 * (n - 1) * (D // n)
+        else:
+            raise ValueError(f"unknown phase {phase!r}")
+        if n <= 1:
+            return StageCost(0.0, 0.0, 0.0, float(D))
+        d = self.endpoint_delay_ns
+        if dm.algorithm == "ring":
+            if phase == "AG":
+                msg, ser = self._message(dm, D, 1)
+                dur = n * d + (n - 1) * msg
+                wire = (n - 1) * ser
+            else:
+                msg, ser = self._message(dm, D // n, 1)
+                red = REDUCE_NS * ((D // n) // REDUCE_BYTES)
+                if phase == "RS":
+                    dur = n * d + (n - 1) * (msg + red)
+                    wire = (n - 1) * ser
+                else:
+                    dur = (2 * n - 1) * d + 2 * (n - 1) * msg + (n - 1) * red
+                    wire = 2 * (n - 1) * ser
+        elif dm.algorithm == "direct":
+            if phase == "AG":
+                msg, ser = self._direct(dm, D)
+                dur = 2 * d + msg
+                wire = ser
+            else:
+                msg, ser = self._direct(dm, D // n)
+                red = REDUCE_NS * ((D // n) // REDUCE_BYTES)
+                if phase == "RS":
+                    dur = 2 * d + msg + red
+                    wire = ser
+                else:
+                    dur = 3 * d + 2 * msg + red
+                    wire = 2 * ser
+        else:  # halvingDoubling
+            k = dm.k
+            if phase == "AG":
+                dur = (k + 1) * d
+                wire = 0
+                for j in range(k):
+                    msg, ser = self._message(dm, D << j, n >> (j + 1))
+                    dur += msg
+                    wire += ser
+            else:
+                msgs = 0
+                wire = 0
+                red = 0
+                m = D
+                for j in range(1, k + 1):
+                    m //= 2
+                    msg, ser = self._message(dm, m, 1 << (j - 1))
+                    msgs += msg
+                    wire += ser
+                    if j >= 2:
+                        red += REDUCE_NS * (m // REDUCE_BYTES)
+                if phase == "RS":
+                    dur = (k + 1) * d + msgs + red
+                else:
+                    dur = (2 * k + 1) * d + 2 * msgs + red
+                    wire *= 2
+        dur = float(dur)
+        return StageCost(dur, dur - float(wire), float(sent), float(out))
+
+    def all_gather_input(self, chunk_bytes: float) -> float:
+        """ASTRA's all-gather size is each NPU's shard: chunk // N."""
+        n = math.prod(self.network.dims[i].npus for i in self.network.active_dims)
+        return float(int(chunk_bytes) // n)
