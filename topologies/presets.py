@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from topologies.astra import NETWORK_SUFFIXES, read_network, read_system
+from topologies.astra import NETWORK_SUFFIXES, read_network
+from topologies.astra.system_file import read_system
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.system import SystemConfig

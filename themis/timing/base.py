@@ -75,7 +75,7 @@ def resolve_algorithms(
     """Per-dimension algorithms: the given ones (validated) or each kind's default."""
     if algorithms is None:
         return tuple(d.default_algorithm for d in network.dims)
-    from topologies.astra import validate_algorithms
+    from topologies.astra.algorithms import validate_algorithms
 
     return validate_algorithms(network, algorithms, file, field)
 

@@ -1,0 +1,227 @@
+"""ASTRA-sim system files: 1.0 ``key: value`` text and 2.x system JSON."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from topologies.astra.validators import (
+    as_mapping,
+    load_json,
+    non_negative,
+    read_text,
+    warn_unknown,
+    whole_number,
+)
+from topologies.errors import InputError
+from topologies.system import (
+    ALGORITHMS,
+    INTER_ALIASES,
+    INTRA_ALIASES,
+    SystemConfig,
+    canonical_algorithm,
+)
+
+__all__ = ["IMPLEMENTATION_KEYS", "SYSTEM_IGNORED_KEYS", "parse_system", "read_system"]
+
+#: Known ASTRA-sim 1.0 / 2.x system keys that do not matter here (ignored silently).
+SYSTEM_IGNORED_KEYS: frozenset[str] = frozenset(
+    {
+        # 1.0
+        "scheduling-policy",
+        "all-to-all-implementation",
+        "broadcast-implementation",
+        "direct-collective-window",
+        "local-reduction-delay",
+        "packet-routing",
+        "injection-policy",
+        "intra-dimension-parallel",
+        "model-shared-bus",
+        "seprate-log",
+        "separate-log",
+        "L",
+        "o",
+        "g",
+        "G",
+        # 2.x
+        "all-reduce-implementation-custom",
+        "reduce-scatter-implementation-custom",
+        "all-gather-implementation-custom",
+        "all-to-all-implementation-custom",
+        "per-node-custom-implementation",
+        "local-reduce-delay",
+        "roofline-enabled",
+        "peak-perf",
+        "local-mem-bw",
+        "trace-enabled",
+        "replay-only",
+        "track-local-mem",
+        "local-mem-trace-filename",
+    }
+)
+
+IMPLEMENTATION_KEYS = {
+    "all-reduce-implementation": "all_reduce_algorithms",
+    "reduce-scatter-implementation": "reduce_scatter_algorithms",
+    "all-gather-implementation": "all_gather_algorithms",
+}
+
+_COLLECTIVE_OPTIMIZATIONS = {"baseline": "baseline", "localbwaware": "localBWAware"}
+
+
+def _scalar_text(value: Any, key: str, file: str) -> str:
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise InputError("must be a single value", key, value, file)
+    text = str(value).strip()
+    if not text:
+        raise InputError("missing value", key, value, file)
+    return text
+
+
+def _int_setting(value: Any, key: str, file: str, minimum: int) -> int:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = int(text)
+        except ValueError:
+            try:
+                value = float(text)
+            except ValueError:
+                raise InputError("must be a whole number", key, text, file) from None
+    return whole_number(value, key, file, minimum)
+
+
+def _float_setting(value: Any, key: str, file: str) -> float:
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError("not a number", key, text, file) from None
+    return non_negative(value, key, file)
+
+
+def _bool_setting(value: Any, key: str, file: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower() if isinstance(value, str | int | float) else None
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise InputError("must be 0 or 1", key, value, file)
+
+
+def _algorithms_setting(value: Any, key: str, file: str) -> tuple[str, ...]:
+    if isinstance(value, list):
+        entries = value
+    elif isinstance(value, str):
+        entries = value.strip().split("_")
+    else:
+        raise InputError(
+            "must be a list of algorithms or `_`-joined names like ring_ring", key, value, file
+        )
+    if not entries:
+        raise InputError("must name one algorithm per dimension", key, value, file)
+    result = []
+    for i, entry in enumerate(entries):
+        name = canonical_algorithm(entry) if isinstance(entry, str) and entry.strip() else None
+        if name is None:
+            raise InputError(
+                f"unknown algorithm (expected one of {', '.join(ALGORITHMS)})",
+                f"{key}[{i}]",
+                entry,
+                file,
+            )
+        result.append(name)
+    return tuple(result)
+
+
+def _alias_setting(value: Any, key: str, file: str, aliases: dict[str, str], shown: str) -> str:
+    text = _scalar_text(value, key, file)
+    canonical = aliases.get(text.lower())
+    if canonical is None:
+        raise InputError(f"unknown value (expected {shown})", key, value, file)
+    return canonical
+
+
+def _parse_system_text(text: str, file: str) -> list[tuple[str, str]]:
+    items = []
+    for n, raw in enumerate(text.splitlines(), start=1):
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        key, sep, value = line.partition(":")
+        key = key.strip()
+        if not sep or not key:
+            raise InputError("expected a `key: value` line", f"line {n}", raw.strip(), file)
+        items.append((key, value.strip()))
+    return items
+
+
+def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemConfig:
+    """Parse an ASTRA-sim system configuration.
+
+    ``fmt`` is ``"text"`` (1.0: ``key: value`` lines, blank lines and ``#``
+    comments allowed) or ``"json"`` (2.x: one JSON object); by default JSON
+    when ``file`` ends in ``.json`` or the text starts with ``{``.
+
+    Keys read: ``preferred-dataset-splits`` (chunks, >= 1),
+    ``active-chunks-per-dimension`` (>= 1), ``endpoint-delay`` (ns, >= 0),
+    ``all-reduce-`` / ``reduce-scatter-`` / ``all-gather-implementation`` (one
+    algorithm per dimension: ``_``-joined text or a JSON list),
+    ``collective-optimization`` (``baseline`` | ``localBWAware``),
+    ``boost-mode`` (0/1), ``inter-dimension-scheduling`` and
+    ``intra-dimension-scheduling`` (the aliases of
+    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case).
+    Known ASTRA-sim keys that do not matter here are ignored; unknown keys
+    give a warning and are recorded in ``SystemConfig.unknown_keys``.
+    """
+    if fmt is None:
+        is_json = file.lower().endswith(".json") or text.lstrip().startswith("{")
+        fmt = "json" if is_json else "text"
+    if fmt == "json":
+        items = list(as_mapping(load_json(text, file), file, "an ASTRA-sim 2.x system").items())
+    elif fmt == "text":
+        items = _parse_system_text(text, file)
+    else:
+        raise ValueError(f"unknown system format {fmt!r} (use 'text' or 'json')")
+
+    fields: dict[str, Any] = {}
+    unknown: list[str] = []
+    inter_shown = "baseline, themis, roundRobin or their ASTRA-sim names"
+    intra_shown = "FIFO or SCF (smallestFirst)"
+    for key, value in items:
+        if key == "preferred-dataset-splits":
+            fields["chunks"] = _int_setting(value, key, file, 1)
+        elif key == "active-chunks-per-dimension":
+            fields["active_chunks"] = _int_setting(value, key, file, 1)
+        elif key == "endpoint-delay":
+            fields["endpoint_delay_ns"] = _float_setting(value, key, file)
+        elif key in IMPLEMENTATION_KEYS:
+            fields[IMPLEMENTATION_KEYS[key]] = _algorithms_setting(value, key, file)
+        elif key == "collective-optimization":
+            fields["collective_optimization"] = _alias_setting(
+                value, key, file, _COLLECTIVE_OPTIMIZATIONS, "baseline or localBWAware"
+            )
+        elif key == "boost-mode":
+            fields["boost_mode"] = _bool_setting(value, key, file)
+        elif key == "inter-dimension-scheduling":
+            fields["inter"] = _alias_setting(value, key, file, INTER_ALIASES, inter_shown)
+        elif key == "intra-dimension-scheduling":
+            fields["intra"] = _alias_setting(value, key, file, INTRA_ALIASES, intra_shown)
+        elif key in SYSTEM_IGNORED_KEYS:
+            continue
+        elif key not in unknown:
+            unknown.append(key)
+    unknown_keys = warn_unknown(file, "system", unknown)
+    return SystemConfig(**fields, source=file, unknown_keys=unknown_keys)
+
+
+def read_system(path: str | os.PathLike[str]) -> SystemConfig:
+    """Read an ASTRA-sim 1.0 system text file or a 2.x system JSON file.
+
+    See :func:`parse_system` for the keys; ``source`` is ``path``.
+    """
+    file = str(path)
+    return parse_system(read_text(path), file)
