@@ -15,10 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
+from themis.disciplines import Discipline, canonical_intra, make_discipline
 from themis.metrics import Metrics, compute_metrics
 from themis.policies import InterPolicy, make_policy
-from themis.queues import DISCIPLINES, Discipline, Replay, canonical_intra
 from themis.schedule import ChunkPlan, Schedule, Stage, stage_plan
+from themis.stages import StageTable, chain
 from themis.timing import Timing, make_timing
 from topologies.errors import InputError
 from topologies.network import Network
@@ -116,17 +117,9 @@ def simulate(
     # -- stage arrays ------------------------------------------------------------
     chunk_plans: list[ChunkPlan] = []
     all_routes: list[list[tuple[int, ...]]] = []
-    s_dim: list[int] = []
-    s_dur: list[float] = []
-    s_fixed: list[float] = []
-    s_sent: list[float] = []
-    s_in: list[float] = []
-    s_out: list[float] = []
-    s_phase: list[str] = []
-    s_key: list[tuple[int, int, int]] = []
-    s_last: list[bool] = []
+    table = StageTable()
     first_sids: list[list[int]] = []
-    cost_cache: dict[tuple[str, int, float], tuple[float, float, float, float]] = {}
+    cost_cache: dict = {}
     for ci, coll in enumerate(colls):
         if plans is None:
             assert pol is not None
@@ -144,30 +137,13 @@ def simulate(
         firsts = []
         for k, (size, plan) in enumerate(zip(sizes, cplans, strict=True)):
             chunk_plans.append(ChunkPlan(ci, k, size, tuple(routes[k]), tuple(plan)))
-            m = tm.all_gather_input(size) if coll.kind == "all-gather" else float(size)
-            firsts.append(len(s_dim))
-            for step, (phase, d) in enumerate(plan):
-                key = (phase, d, m)
-                cost = cost_cache.get(key)
-                if cost is None:
-                    c = tm.stage(phase, d, m)
-                    cost = (c.duration_ns, c.fixed_ns, c.sent_bytes, c.output_bytes)
-                    cost_cache[key] = cost
-                s_dim.append(d)
-                s_dur.append(cost[0])
-                s_fixed.append(cost[1])
-                s_sent.append(cost[2])
-                s_in.append(m)
-                s_out.append(cost[3])
-                s_phase.append(phase)
-                s_key.append((ci, k, step))
-                s_last.append(step == len(plan) - 1)
-                m = cost[3]
+            firsts.append(table.add_chunk(ci, k, plan, chain(tm, coll.kind, size, plan,
+                                                             cost_cache)))
         first_sids.append(firsts)
 
     ndims = network.ndims
     if dim_orders is not None:
-        index = {key: sid for sid, key in enumerate(s_key)}
+        index = {key: sid for sid, key in enumerate(table.key)}
         queues: list[Discipline] = []
         for d in range(ndims):
             try:
@@ -175,19 +151,17 @@ def simulate(
             except KeyError as err:
                 raise InputError("a dimension order names a stage that does not exist",
                                  "dim_orders", err.args[0]) from None
-            queues.append(Replay(order))
+            queues.append(make_discipline("replay", table, order=order))
     else:
-        queues = [DISCIPLINES[intra_key]() for _ in range(ndims)]
-
-    # What a queue orders by: the input size, or for a discipline that sends some
-    # phases down a FIFO path (ASTRA-sim's SCF), (input size, phase is FIFO).
-    fifo_phases = getattr(DISCIPLINES.get(intra_key), "fifo_phases", None)
-    s_qkey: list = s_in if fifo_phases is None else [
-        (m, ph in fifo_phases) for m, ph in zip(s_in, s_phase, strict=True)]
+        queues = [make_discipline(intra_key, table) for _ in range(ndims)]
+    s_dim, s_dur, s_fixed, s_sent, s_last = (table.dim, table.duration_ns, table.fixed_ns,
+                                             table.sent_bytes, table.last)
+    s_in, s_out, s_phase, s_key = (table.input_bytes, table.output_bytes, table.phase,
+                                   table.key)
     shared = tm.shares_bandwidth and active_chunks > 1
     runner = _run_shared if shared else _run_exclusive
     start, end = runner(network, tm, active_chunks, tie_order == "dim", queues, issues,
-                        first_sids, s_dim, s_dur, s_fixed, s_sent, s_qkey, s_last)
+                        first_sids, s_dim, s_dur, s_fixed, s_sent, s_in, s_last)
     if any(e < 0 for e in end):
         raise RuntimeError("simulation deadlocked: some stages never ran "
                            "(a replayed dimension order that contradicts the routes?)")
@@ -226,7 +200,6 @@ def _run_exclusive(network, tm, k, tie_dim, queues, issues, first_sids,
     heap: list[tuple[float, int, int, int]] = []
     heappush, heappop = heapq.heappush, heapq.heappop
     seq = 0
-    qseq = 0
     # Issue events carry sid = -(collective + 1) and sort before completions.
     for ci, t in enumerate(issues):
         heappush(heap, (t, -1, ci, -(ci + 1)))
@@ -249,8 +222,7 @@ def _run_exclusive(network, tm, k, tie_dim, queues, issues, first_sids,
         if sid < 0:
             for first in first_sids[-sid - 1]:
                 d = s_dim[first]
-                queues[d].push(first, s_in[first], qseq)
-                qseq += 1
+                queues[d].push(first)
                 dispatch(d, t)
             continue
         d = s_dim[sid]
@@ -259,8 +231,7 @@ def _run_exclusive(network, tm, k, tie_dim, queues, issues, first_sids,
         if not s_last[sid]:
             nxt = sid + 1
             d2 = s_dim[nxt]
-            queues[d2].push(nxt, s_in[nxt], qseq)
-            qseq += 1
+            queues[d2].push(nxt)
             if d2 != d:
                 dispatch(d2, t)
         dispatch(d, t)
@@ -286,7 +257,6 @@ def _run_shared(network, tm, k, tie_dim, queues, issues, first_sids,
     version = [0] * ndims
     heap: list[tuple[float, int, int, int, int]] = []
     seq = 0
-    qseq = 0
     for ci, t in enumerate(issues):
         heapq.heappush(heap, (t, -1, ci, -(ci + 1), 0))
 
@@ -337,8 +307,7 @@ def _run_shared(network, tm, k, tie_dim, queues, issues, first_sids,
         if d < 0:
             for first in first_sids[-d - 1]:
                 dd = s_dim[first]
-                queues[dd].push(first, s_in[first], qseq)
-                qseq += 1
+                queues[dd].push(first)
                 dispatch(dd, t)
             continue
         if ver != version[d]:
@@ -357,8 +326,7 @@ def _run_shared(network, tm, k, tie_dim, queues, issues, first_sids,
             if not s_last[sid]:
                 nxt = sid + 1
                 d2 = s_dim[nxt]
-                queues[d2].push(nxt, s_in[nxt], qseq)
-                qseq += 1
+                queues[d2].push(nxt)
                 touched.add(d2)
         for dd in sorted(touched):
             dispatch(dd, t)

@@ -78,8 +78,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     import dataclasses
 
     from themis.collective import Collective
-    from themis.policies import FixedRoute, make_policy
-    from themis.queues import canonical_intra
+    from themis.disciplines import canonical_intra
+    from themis.policies import make_policy
     from themis.simulator import simulate
     from themis.timing import timing_names
 
@@ -89,10 +89,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
                          "--timing", args.timing)
     policy_name = args.policy or system.inter or "themis"
-    if any(ch.isdigit() for ch in policy_name):
-        policy = FixedRoute(policy_name)
-    else:
-        policy = make_policy(policy_name)
+    policy = make_policy(policy_name)
     intra = canonical_intra(args.intra or system.intra or "fifo")
     k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
     if k < 1:

@@ -21,8 +21,10 @@ from themis.astra_run import (
 )
 from themis.checker import check
 from themis.collective import Collective
-from themis.queues import AstraScf, canonical_intra
+from themis.disciplines import canonical_intra
+from themis.disciplines.astra_scf import AstraScf
 from themis.simulator import simulate
+from themis.stages import StageTable
 from themis.timing import make_timing, timing_names
 from themis.timing.astra10 import AstraSim10Timing
 from topologies.errors import InputError
@@ -323,12 +325,15 @@ def test_themis_all_gather_index_quirk() -> None:
 # -- queues and ties ----------------------------------------------------------------
 def test_astra_scf_queue() -> None:
     assert canonical_intra("astra-scf") == "astra-scf"
-    q = AstraScf()
-    q.push(1, (100.0, False), 0)
-    q.push(2, (50.0, True), 1)   # all-reduce stage: appended although smaller
-    q.push(3, (100.0, False), 2)  # equal size: before the older one
-    q.push(4, (80.0, False), 3)
-    q.push(5, (60.0, False), 4)   # before the first waiting stage >= 60
+    # stage ids 1..5 with these input sizes; stage 2 is an all-reduce stage
+    table = StageTable(input_bytes=[0.0, 100.0, 50.0, 100.0, 80.0, 60.0],
+                       phase=["RS", "RS", "AR", "RS", "RS", "RS"])
+    q = AstraScf(table)
+    q.push(1)
+    q.push(2)   # all-reduce stage: appended although smaller
+    q.push(3)   # equal size: before the older one
+    q.push(4)
+    q.push(5)   # before the first waiting stage >= 60
     assert [q.pop() for _ in range(len(q))] == [5, 4, 3, 1, 2]
     assert q.pop() is None
 

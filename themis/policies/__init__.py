@@ -1,6 +1,14 @@
 """Inter-dimension policies, picked by name. A new policy is one module here."""
 
-from themis.policies.base import InterPolicy, Route, make_policy, policy_names, register_policy
+from themis.policies.base import (
+    InterPolicy,
+    Route,
+    canonical_policy,
+    is_route,
+    make_policy,
+    policy_names,
+    register_policy,
+)
 from themis.policies.baseline import Baseline
 from themis.policies.fixed import FixedRoute, parse_route
 from themis.policies.greedy import Themis
@@ -13,8 +21,18 @@ __all__ = [
     "RoundRobin",
     "Route",
     "Themis",
+    "canonical_policy",
+    "is_route",
     "make_policy",
     "parse_route",
     "policy_names",
     "register_policy",
 ]
+
+# Policy modules added later (one file each) register themselves on import.
+import importlib as _importlib  # noqa: E402
+import pkgutil as _pkgutil  # noqa: E402
+
+for _mod in _pkgutil.iter_modules(__path__):
+    if _mod.name not in ("base", "baseline", "fixed", "greedy", "round_robin"):
+        _importlib.import_module(f"{__name__}.{_mod.name}")

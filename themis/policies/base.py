@@ -1,4 +1,10 @@
-"""The inter-dimension policy protocol and its registry."""
+"""The inter-dimension policy protocol and its registry.
+
+:func:`policy_names` is the one list of policy names; :func:`make_policy`
+accepts every registered name, ASTRA-sim's spellings (``ascending``,
+``offlineGreedy``, ``roundRobin``) and fixed routes such as ``"2,0,1"`` (or
+``"0,1;1,0"``, cycled over the chunks), so every command accepts the same names.
+"""
 
 from __future__ import annotations
 
@@ -41,23 +47,44 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
 
 
 def policy_names() -> list[str]:
-    """Registered policy names."""
+    """Registered policy names (``fixed`` needs a route: give the route itself)."""
     return list(_POLICIES)
 
 
-def make_policy(name: str | InterPolicy, **options: object) -> InterPolicy:
-    """A policy by name (``baseline``, ``round-robin``, ``themis``, ``fixed``).
+def is_route(name: str) -> bool:
+    """Whether ``name`` is a fixed route such as ``"2,0,1"`` or ``"0,1;1,0"``."""
+    s = str(name).strip()
+    return bool(s) and all(ch.isdigit() or ch in ",; " for ch in s) and any(
+        ch.isdigit() for ch in s)
 
-    A policy object passes through unchanged. Aliases of ASTRA-sim
-    (``ascending``, ``offlineGreedy``, ``roundRobin``) are accepted.
+
+def canonical_policy(name: str) -> str:
+    """The registered name for a spelling, or the normalized route text for a route.
+
+    Raises :class:`InputError` (field ``policy``) for anything else.
+    """
+    from topologies.system import INTER_ALIASES
+
+    s = str(name).strip()
+    if is_route(s):
+        return ";".join(part.replace(" ", "") for part in s.split(";"))
+    key = INTER_ALIASES.get(s.lower(), s.lower())
+    if key not in _POLICIES and s in _POLICIES:
+        key = s
+    if key not in _POLICIES:
+        raise InputError("unknown policy (expected one of "
+                         f"{', '.join(policy_names())}, or a route like 2,0,1)", "policy", name)
+    return key
+
+
+def make_policy(name: str | InterPolicy, **options: object) -> InterPolicy:
+    """A policy by name or fixed route (see the module docstring).
+
+    A policy object passes through unchanged.
     """
     if not isinstance(name, str):
         return name
-    from topologies.system import INTER_ALIASES
-
-    key = INTER_ALIASES.get(name.strip().lower(), name.strip().lower())
-    if key not in _POLICIES:
-        raise InputError(f"unknown policy (expected one of {', '.join(_POLICIES)})",
-                         "policy", name)
+    key = canonical_policy(name)
+    if is_route(key):
+        return _POLICIES["fixed"](key, **options)
     return _POLICIES[key](**options)
-

@@ -1,0 +1,77 @@
+"""The policy and discipline registries: one list of names, one way to add one."""
+
+from __future__ import annotations
+
+from collections import deque
+
+import pytest
+
+from themis import disciplines
+from themis.collective import Collective
+from themis.disciplines import base as dbase
+from themis.disciplines import canonical_intra, discipline_names, register_discipline
+from themis.policies import canonical_policy, make_policy, policy_names
+from themis.simulator import simulate
+from themis.stages import StageTable
+from topologies.errors import InputError
+from topologies.network import Dimension, Network
+
+
+def test_discipline_names_and_spellings() -> None:
+    assert {"fifo", "scf"} <= set(discipline_names())
+    assert "astra-scf" not in discipline_names()
+    assert {"astra-scf", "replay"} <= set(discipline_names(internal=True))
+    assert canonical_intra("FIFO") == "fifo"
+    assert canonical_intra("smallestFirst") == "scf"
+    with pytest.raises(InputError, match="fifo, scf"):
+        canonical_intra("nope")
+
+
+@pytest.fixture
+def lifo_registered():
+    """A user discipline (newest first), removed again afterwards."""
+
+    @register_discipline("test-lifo")
+    class Lifo:
+        def __init__(self, table: StageTable) -> None:
+            self._q: deque[int] = deque()
+
+        def push(self, sid: int) -> None:
+            self._q.append(sid)
+
+        def pop(self) -> int | None:
+            return self._q.pop() if self._q else None
+
+        def __len__(self) -> int:
+            return len(self._q)
+
+    yield "test-lifo"
+    del dbase._REGISTRY["test-lifo"]
+    dbase._PUBLIC.remove("test-lifo")
+
+
+def test_a_registered_discipline_runs_in_the_simulator(lifo_registered: str) -> None:
+    # One dimension (Ring 2), 3 equal chunks, baseline: every chunk does RS then AG on
+    # dimension 0. At issue RS0, RS1, RS2 are queued (all ready); LIFO starts RS2...
+    # no: the first dispatch happens as each first stage is pushed, so RS0 starts at
+    # once. When it ends the queue holds RS1, RS2, AG0 (pushed last): AG0 runs, then
+    # RS2 (newest of RS1, RS2), then AG2 (pushed after RS1), then RS1, AG1.
+    assert lifo_registered in disciplines.discipline_names()
+    net = Network((Dimension("Ring", 2, 1.0, 0.0),))
+    coll = Collective("all-reduce", 3000, 3)
+    order = simulate(net, coll, policy="baseline", intra=lifo_registered).schedule
+    seq = [(s.chunk, s.phase) for s in sorted(order.stages, key=lambda s: s.start_ns)]
+    assert seq == [(0, "RS"), (0, "AG"), (2, "RS"), (2, "AG"), (1, "RS"), (1, "AG")]
+
+
+def test_policy_names_and_routes() -> None:
+    assert {"baseline", "round-robin", "themis", "fixed"} <= set(policy_names())
+    assert canonical_policy("offlineGreedy") == "themis"
+    assert canonical_policy(" 2, 0,1 ") == "2,0,1"
+    net = Network((Dimension("Ring", 2, 1.0, 0.0),) * 3)
+    routes = make_policy("2,0,1").routes(Collective("all-reduce", 4096, 2), net)
+    assert routes == [(2, 0, 1), (2, 0, 1)]
+    cycled = make_policy("0,1,2;2,1,0").routes(Collective("all-reduce", 4095, 3), net)
+    assert cycled == [(0, 1, 2), (2, 1, 0), (0, 1, 2)]
+    with pytest.raises(InputError, match="baseline"):
+        make_policy("nope")
