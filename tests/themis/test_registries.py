@@ -51,11 +51,10 @@ def lifo_registered():
 
 
 def test_a_registered_discipline_runs_in_the_simulator(lifo_registered: str) -> None:
-    # One dimension (Ring 2), 3 equal chunks, baseline: every chunk does RS then AG on
-    # dimension 0. At issue RS0, RS1, RS2 are queued (all ready); LIFO starts RS2...
-    # no: the first dispatch happens as each first stage is pushed, so RS0 starts at
-    # once. When it ends the queue holds RS1, RS2, AG0 (pushed last): AG0 runs, then
-    # RS2 (newest of RS1, RS2), then AG2 (pushed after RS1), then RS1, AG1.
+    # One dimension (Ring 2), 3 equal chunks, baseline: each chunk runs RS then AG on
+    # dimension 0. RS0 starts at issue (the dimension is free when it is queued);
+    # RS1, RS2 wait. When RS0 ends, AG0 is queued last, so LIFO starts it; then RS2
+    # (newer than RS1), then AG2 (queued after RS1), then RS1 and AG1.
     assert lifo_registered in disciplines.discipline_names()
     net = Network((Dimension("Ring", 2, 1.0, 0.0),))
     coll = Collective("all-reduce", 3000, 3)
