@@ -86,7 +86,9 @@ def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
     if not create and not p.is_file():
         raise InputError("no such database", "DB", str(p))
     if create:
-        p.parent.mkdir(parents=True, exist_ok=True)
+        from topologies.files import make_output_dir
+
+        make_output_dir(p.parent, "--db")
     try:
         conn = sqlite3.connect(str(p), timeout=30.0)
         conn.execute("PRAGMA journal_mode=WAL")

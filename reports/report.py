@@ -30,6 +30,7 @@ from reports import db
 from reports.compare import INTRAS, POLICIES, REL_TOL, reference, relative_gap
 from reports.sweep import format_duration
 from themis.schedule import write_text_atomic
+from topologies.files import make_output_dir
 from topologies.units import format_size
 
 #: Extra columns of results.csv (after the database's, without schedule_json).
@@ -572,7 +573,7 @@ def build_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         methods = policy_methods(instances)
         solvers = solver_methods(instances)
         solved = bool(solvers)
-        out.mkdir(parents=True, exist_ok=True)
+        make_output_dir(out, "--out")
         written = [_write_csv(out / "results.csv", [r for i in instances for r in i.rows])]
         key, ylabel = ("gap", "mean gap to the best known (%)") if solved else \
             ("gap_bound", "mean gap to the lower bound (%)")

@@ -80,4 +80,4 @@ def spec_text(
 
 def write_spec(text: str, out: str) -> None:
     """Write the spec atomically."""
-    atomic_write(out, text, make_parents=True)
+    atomic_write(out, text)

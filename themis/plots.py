@@ -9,14 +9,15 @@ localBWAware baseline's last dimension) cross-hatched.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from topologies.files import atomic_write
 from themis.schedule import Schedule
+from topologies.errors import InputError
 from topologies.files import atomic_write
 
 #: How each phase is drawn: (alpha, hatch).
@@ -42,9 +43,27 @@ def new_figure(width: float = 10.0, height: float = 4.0, nrows: int = 1, ncols: 
     return fig, list(axes.flat)
 
 
+#: File types a figure can be saved as, by file name ending.
+FIGURE_FORMATS: dict[str, str] = {".png": "png", ".pdf": "pdf", ".svg": "svg"}
+
+
+def figure_format(path: str | os.PathLike, field: str = "") -> str:
+    """The matplotlib format for ``path`` by its ending; other endings are an InputError."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FIGURE_FORMATS:
+        raise InputError(f"unsupported figure type (expected {', '.join(FIGURE_FORMATS)})",
+                         field, str(path))
+    return FIGURE_FORMATS[suffix]
+
+
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
-    """Save ``fig`` as a PNG atomically (temporary file, then ``os.replace``)."""
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format="png"), make_parents=True)
+    """Save ``fig`` safely (:func:`topologies.files.atomic_write`) as PNG, PDF or SVG.
+
+    The format follows the file name ending (``.png``, ``.pdf``, ``.svg``);
+    any other ending is an :class:`InputError`.
+    """
+    fmt = figure_format(path)
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
 
 
 def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLike | None = None,
@@ -114,5 +133,5 @@ def _default_title(schedule: Schedule) -> str:
            f"{schedule.makespan_ns / 1e3:,.1f} µs"
 
 
-__all__ = ["CHUNK_COLORMAP", "PHASE_STYLE", "new_figure", "plot_gantt",
-           "save_figure"]
+__all__ = ["CHUNK_COLORMAP", "FIGURE_FORMATS", "PHASE_STYLE", "figure_format", "new_figure",
+           "plot_gantt", "save_figure"]

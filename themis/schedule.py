@@ -234,4 +234,4 @@ class Schedule:
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:
     """Write ``text`` to ``path`` atomically (see :func:`topologies.files.atomic_write`)."""
-    atomic_write(path, text, make_parents=True)
+    atomic_write(path, text)

@@ -8,6 +8,9 @@ stderr naming the file, the field and the value.
 from __future__ import annotations
 
 import argparse
+import errno
+import io
+import os
 import sys
 import warnings
 from collections.abc import Sequence
@@ -18,6 +21,11 @@ from topologies.errors import InputError
 
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit status 2."""
+
+    def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
+        # argparse swallows write errors; a full or closed stdout must fail instead.
+        if message:
+            (file or sys.stderr).write(message)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message}\n")
@@ -39,25 +47,103 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``themis`` console script."""
+    """Entry point of the ``themis`` console script.
+
+    Bad input, unwritable outputs and a closed or full stdout all end the same
+    way: one line on stderr, exit status 2, no traceback.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _show_warning
+        stdout = sys.stdout
+        try:
+            sys.stdout = _Stdout(stdout)
+            try:
+                code = _run(argv)
+            except SystemExit:  # --help, --version, usage errors: flush what they printed
+                sys.stdout.flush()
+                raise
+            sys.stdout.flush()
+            return code
+        except InputError as err:
+            return _fail(str(err))
+        except KeyboardInterrupt:
+            sys.stderr.write("themis: interrupted\n")
+            return 130
+        except BrokenPipeError:
+            _silence_stdout()
+            return 0
+        except StdoutError as err:
+            _silence_stdout()
+            return _fail(f"cannot write to stdout: {err.strerror or err}")
+        except OSError as err:
+            where = f"{err.filename}: " if err.filename else ""
+            return _fail(f"{where}{err.strerror or err}")
+        finally:
+            if isinstance(sys.stdout, _Stdout):
+                sys.stdout = stdout
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        warnings.showwarning = _show_warning
+    return int(args.func(args) or 0)
+
+
+class StdoutError(OSError):
+    """Writing to stdout failed (closed, full disk); not a file the command opened."""
+
+
+class _Stdout(io.TextIOBase):
+    """stdout whose write errors are :class:`StdoutError`; a closed stdout (None) fails."""
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+
+    def _call(self, name: str, *args: object) -> object:
+        if self._stream is None:  # started with stdout closed (>&-)
+            raise StdoutError(errno.EBADF, "stdout is closed")
         try:
-            return int(args.func(args) or 0)
-        except InputError as err:
-            sys.stderr.write(f"themis: error: {err}\n")
-            return 2
-        except KeyboardInterrupt:
-            sys.stderr.write("themis: interrupted\n")
-            return 130
+            return getattr(self._stream, name)(*args)
         except BrokenPipeError:
-            return 0
+            raise
+        except OSError as err:
+            raise StdoutError(err.errno, err.strerror or str(err)) from None
+
+    def write(self, s: str) -> int:  # type: ignore[override]
+        return int(self._call("write", s) or 0)
+
+    def flush(self) -> None:
+        self._call("flush")
+
+    def isatty(self) -> bool:
+        return bool(self._stream is not None and self._stream.isatty())
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+def _fail(message: str) -> int:
+    try:
+        sys.stderr.write(f"themis: error: {message}\n")
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 2
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so Python's final flush does not fail a second time."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.close(devnull)
+    except OSError:
+        pass
+    if sys.stdout is None or isinstance(sys.stdout, _Stdout):
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives until exit
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:

@@ -10,7 +10,13 @@ import argparse
 import sys
 from typing import Any
 
-from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.cli.common import (
+    add_instance_args,
+    check_output,
+    float_arg,
+    int_arg,
+    resolve_inputs,
+)
 from reports.formatting import print_json
 from topologies.errors import InputError
 
@@ -43,7 +49,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads (default: the solver's own)")
     p.add_argument("--gantt", metavar="FILE.png",
-                   help="draw Themis (scf, else the first policy) next to the best solver")
+                   help="draw Themis (scf, else the first policy) next to the best solver "
+                        "(.png, .pdf or .svg by the file name)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_compare)
 
@@ -70,7 +77,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                     "one; rerun the same command to resume after an interruption.")
     p.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
     p.add_argument("--db", required=True, metavar="FILE.sqlite",
-                   help="results database (created if missing)")
+                   help="results database (created if missing; its folder too, one "
+                        "level, if the folder's parent exists)")
     p.add_argument("--workers", type=int_arg("--workers"), default=None, metavar="N",
                    help="worker processes (default: the CPU count; 1 runs in-process)")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
@@ -83,7 +91,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
         description="Write DIR/README.md (what was run, tables, summary), DIR/results.csv "
                     "and PNG plots from a sweep database.")
     p.add_argument("db", metavar="RESULTS.sqlite", help="a database written by themis sweep")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="output folder (created if missing, one level: its parent must exist)")
     p.set_defaults(func=cmd_report)
 
 
@@ -105,6 +114,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not policies and not solvers:
         raise InputError("nothing to compare: no policy and no solver", "--policies",
                          args.policies)
+    check_output(args.gantt, "--gantt", figure=True)
     instance = resolve_inputs(args).instance()
     comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads)
     if args.gantt:
@@ -146,6 +156,7 @@ def cmd_spec(args: argparse.Namespace) -> int:
     """``themis spec``."""
     from reports.spec import spec_text, write_spec
 
+    check_output(args.out, "--out")
     text = spec_text(
         args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
         _split(args.policies), _split(args.intra), _split(args.solvers), args.time_limit,

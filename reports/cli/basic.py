@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from reports.cli.common import add_instance_args, add_network_args, int_arg, resolve_inputs
+from reports.cli.common import (
+    GANTT_HELP,
+    add_instance_args,
+    add_network_args,
+    check_output,
+    int_arg,
+    resolve_inputs,
+)
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
@@ -36,7 +43,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="alpha-beta (default) | astra-sim-1.0")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
-    p.add_argument("--gantt", metavar="FILE.png", help="draw a Gantt chart")
+    p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
     p.set_defaults(func=cmd_simulate)
 
 
@@ -83,6 +90,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from themis.simulator import simulate
     from themis.timing import timing_names
 
+    check_output(args.schedule_out, "--schedule-out")
+    check_output(args.gantt, "--gantt", figure=True)
     inputs = resolve_inputs(args, chunks_default=64)
     system = inputs.system
     if args.timing not in timing_names():

@@ -65,6 +65,28 @@ def float_arg(flag: str):
     return conv
 
 
+def check_output(path: str | None, flag: str, figure: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written.
+
+    A figure must end in ``.png``, ``.pdf`` or ``.svg``; every output needs an
+    existing parent folder and must not be a folder (see
+    :func:`topologies.files.check_output_file`).
+    """
+    if not path:
+        return
+    from topologies.files import check_output_file
+
+    suffixes = None
+    if figure:
+        from themis.plots import FIGURE_FORMATS
+
+        suffixes = tuple(FIGURE_FORMATS)
+    check_output_file(path, flag, suffixes)
+
+
+GANTT_HELP = "draw a Gantt chart (.png, .pdf or .svg by the file name)"
+
+
 def load_network(spec: str) -> Network:
     """A network from a file path or a preset name."""
     from topologies.presets import resolve_network

@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.cli.common import (
+    GANTT_HELP,
+    add_instance_args,
+    check_output,
+    float_arg,
+    int_arg,
+    resolve_inputs,
+)
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
@@ -34,7 +41,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="solver threads/workers (default: the solver's choice)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
-    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart")
+    p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("bound", help="lower bounds LB0-LB3 on the makespan")
@@ -61,6 +68,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
                          args.time_limit)
     if args.threads is not None and args.threads < 1:
         raise InputError("must be at least 1", "--threads", args.threads)
+    check_output(args.schedule_out, "--schedule-out")
+    check_output(args.gantt, "--gantt", figure=True)
     instance = resolve_inputs(args).instance()
 
     from solvers.solve import solve

@@ -15,6 +15,7 @@ def test_three_commands_from_a_network_file(tmp_path: Path, capsys, monkeypatch)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "nets").mkdir()
     (tmp_path / "nets" / "mine.yml").write_text(NET)
+    (tmp_path / "specs").mkdir()  # spec --out creates no folders
     assert main(["spec", "nets/mine.yml", "--chunks", "2,3", "--solvers", "cpsat",
                  "--time-limit", "5", "--out", "specs/spec.toml"]) == 0
     spec = tomllib.loads((tmp_path / "specs" / "spec.toml").read_text())

@@ -258,9 +258,5 @@ def number_text(value: float) -> str:
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write ``text`` atomically; an OS error becomes an :class:`InputError`."""
-    try:
-        atomic_write(path, text)
-    except OSError as err:
-        file = str(path)
-        raise InputError(f"cannot write: {err.strerror or err}", "path", file, file) from None
+    """Write ``text`` safely (:func:`topologies.files.atomic_write`)."""
+    atomic_write(path, text)
