@@ -12,7 +12,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from themis.schedule import Schedule, Stage, stage_plan
+from themis.plans import PlanShape, stage_plan
+from themis.schedule import Schedule, Stage
 from themis.timing import Timing, make_timing
 
 #: Relative tolerance on times and sizes (schedules are floats; solvers re-time).
@@ -39,17 +40,13 @@ def _close(a: float, b: float, scale: float = 0.0) -> bool:
     return abs(a - b) <= max(ABS_TOL_NS, REL_TOL * max(abs(a), abs(b), scale))
 
 
-def _valid_plans(schedule: Schedule, kind: str, route: tuple[int, ...]) -> list[tuple]:
-    """The stage plans a chunk with this route may legally follow."""
+def _valid_plans(schedule: Schedule, tm: Timing, kind: str, route: tuple[int, ...]) -> list:
+    """The stage plans a chunk with this route may legally follow: the timing
+    model's plan shapes (localBWAware only in a schedule marked so)."""
     if kind != "all-reduce":
         return [stage_plan(kind, route)]
-    plans = [stage_plan(kind, route)]
-    if schedule.local_bw_aware:
-        plans.append(stage_plan(kind, route, local_bw_aware=True))
-    if schedule.timing == "astra-sim-1.0":
-        # ASTRA-sim 1.0 without localBWAware runs a whole all-reduce on every dimension.
-        plans.append(tuple(("AR", d) for d in route))
-    return plans
+    return [stage_plan(kind, route, shape=shape) for shape in tm.plan_shapes
+            if shape is not PlanShape.LOCAL_BW_AWARE or schedule.local_bw_aware]
 
 
 def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
@@ -83,7 +80,7 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
             out.append(Violation("route", f"chunk {key}: route {cp.route} is not a "
                                           f"permutation of dimensions {active}"))
         phases = tuple(cp.phases)
-        ok = phases in _valid_plans(schedule, coll.kind, tuple(cp.route))
+        ok = phases in _valid_plans(schedule, tm, coll.kind, tuple(cp.route))
         if not ok and coll.kind == "all-reduce" and schedule.ag_order == "free":
             n = len(active)
             rs, ag = phases[:n], phases[n:]

@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
 from themis.collective import Collective
+from themis.plans import Plan, PlanShape, stage_plan
 from topologies.errors import InputError
 from topologies.files import atomic_write
 from topologies.network import Dimension, Network
 
 FORMAT_VERSION = 1
+
+__all__ = ["FORMAT_VERSION", "ChunkPlan", "Plan", "PlanShape", "Schedule", "Stage",
+           "stage_plan", "write_text_atomic"]
 
 
 class Stage(NamedTuple):
@@ -45,40 +48,7 @@ class ChunkPlan:
     chunk: int
     size_bytes: int
     route: tuple[int, ...]
-    phases: tuple[tuple[str, int], ...]
-
-
-def stage_plan(
-    kind: str,
-    route: Sequence[int],
-    ag_route: Sequence[int] | None = None,
-    local_bw_aware: bool = False,
-) -> tuple[tuple[str, int], ...]:
-    """The (phase, dim) sequence of a chunk (model.md §3).
-
-    all-reduce: RS along ``route`` then AG along ``ag_route`` (default: the
-    reverse of ``route``); with ``local_bw_aware`` the route's last dimension
-    runs one AR stage instead (ASTRA-sim's localBWAware baseline).
-    reduce-scatter: RS along ``route``; all-gather: AG along ``route``.
-    """
-    route = tuple(route)
-    if kind == "reduce-scatter":
-        return tuple(("RS", d) for d in route)
-    if kind == "all-gather":
-        return tuple(("AG", d) for d in route)
-    if kind != "all-reduce":
-        raise ValueError(f"unknown collective {kind!r}")
-    if local_bw_aware:
-        if ag_route is not None:
-            raise ValueError("localBWAware fixes the AG order")
-        head = route[:-1]
-        return (
-            tuple(("RS", d) for d in head)
-            + (("AR", route[-1]),)
-            + tuple(("AG", d) for d in reversed(head))
-        )
-    ag = tuple(reversed(route)) if ag_route is None else tuple(ag_route)
-    return tuple(("RS", d) for d in route) + tuple(("AG", d) for d in ag)
+    phases: Plan
 
 
 @dataclass

@@ -17,8 +17,9 @@ from dataclasses import dataclass, field
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, make_discipline
 from themis.metrics import Metrics, compute_metrics
+from themis.plans import PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
-from themis.schedule import ChunkPlan, Schedule, Stage, stage_plan
+from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.stages import StageTable, chain
 from themis.timing import Timing, make_timing
 from topologies.errors import InputError
@@ -67,8 +68,8 @@ def build_plans(
 ) -> tuple[list[tuple[int, ...]], list[Plan]]:
     """Routes chosen by ``policy`` and the resulting stage plans, per chunk."""
     routes = policy_routes(policy, collective, network)
-    lbw = local_bw_aware and collective.kind == "all-reduce"
-    return routes, [stage_plan(collective.kind, r, local_bw_aware=lbw) for r in routes]
+    shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.RS_AG
+    return routes, [stage_plan(collective.kind, r, shape=shape) for r in routes]
 
 
 def simulate(

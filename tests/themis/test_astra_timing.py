@@ -12,17 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from themis.astra_run import (
-    AstraBaseline,
-    AstraRoundRobin,
-    AstraThemis,
-    astra_plans,
-    simulate_astra,
-)
+from themis.astra_run import simulate_astra
 from themis.checker import check
 from themis.collective import Collective
 from themis.disciplines import canonical_intra
 from themis.disciplines.astra_scf import AstraScf
+from themis.plans import PlanShape, stage_plan
+from themis.policies import Baseline, RoundRobin, Themis
 from themis.simulator import simulate
 from themis.stages import StageTable
 from themis.timing import make_timing, timing_names
@@ -273,13 +269,14 @@ def test_all_reduce_phase_lists() -> None:
     assert _phases(plain) == {(("AR", 0), ("AR", 1), ("AR", 2))}
 
 
-def test_astra_plans() -> None:
-    assert astra_plans("all-reduce", [(1, 0)], True, False) == [
-        (("RS", 1), ("AR", 0), ("AG", 1))]
-    assert astra_plans("all-reduce", [(1, 0)], False, True) == [(("AR", 1), ("AR", 0))]
-    assert astra_plans("all-reduce", [(1, 0)], True, True) == [
-        (("RS", 1), ("RS", 0), ("AG", 0), ("AG", 1))]
-    assert astra_plans("all-gather", [(1, 0)], True, True) == [(("AG", 1), ("AG", 0))]
+def test_astra_plan_shapes() -> None:
+    assert stage_plan("all-reduce", (1, 0), shape=PlanShape.LOCAL_BW_AWARE) == (
+        ("RS", 1), ("AR", 0), ("AG", 1))
+    assert stage_plan("all-reduce", (1, 0), shape=PlanShape.AR_PER_DIM) == (
+        ("AR", 1), ("AR", 0))
+    assert stage_plan("all-reduce", (1, 0)) == (("RS", 1), ("RS", 0), ("AG", 0), ("AG", 1))
+    assert stage_plan("all-gather", (1, 0), shape=PlanShape.AR_PER_DIM) == (
+        ("AG", 1), ("AG", 0))
 
 
 def test_size_one_dimensions_get_no_stage() -> None:
@@ -295,18 +292,16 @@ def test_size_one_dimensions_get_no_stage() -> None:
 def test_baseline_and_round_robin_routes() -> None:
     net = switch3()
     ag = Collective("all-gather", 512 * 64, 4)
-    assert AstraBaseline().routes(ag, net) == [(2, 1, 0)] * 4
-    assert AstraRoundRobin().routes(ag, net) == [(2, 1, 0), (1, 0, 2), (0, 2, 1), (2, 1, 0)]
+    assert Baseline(astra=True).routes(ag, net) == [(2, 1, 0)] * 4
+    assert RoundRobin(astra=True).routes(ag, net) == [(2, 1, 0), (1, 0, 2), (0, 2, 1), (2, 1, 0)]
     ar = Collective("all-reduce", 64, 4)
-    assert AstraRoundRobin().routes(ar, net)[:3] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
+    assert RoundRobin(astra=True).routes(ar, net)[:3] == [(0, 1, 2), (1, 2, 0), (2, 0, 1)]
 
 
 def test_themis_matches_the_generic_greedy_on_all_reduce() -> None:
-    from themis.policies import Themis
-
     for net, size in [(switch3(), GiB), (tpu(), 64 * MiB)]:
         coll = Collective("all-reduce", size, 64)
-        assert AstraThemis().routes(coll, net) == Themis().routes(coll, net)
+        assert Themis(astra=True).routes(coll, net) == Themis().routes(coll, net)
 
 
 def test_themis_all_gather_index_quirk() -> None:
@@ -315,7 +310,7 @@ def test_themis_all_gather_index_quirk() -> None:
                    Dimension("Switch", 4, 100.0, 1.0, links=1)))
     shard_chunk = 1 << 20
     coll = Collective("all-gather", shard_chunk * 32, 1)
-    routes, loads = AstraThemis().routes_with_loads(coll, net)
+    routes, loads = Themis(astra=True).routes_with_loads(coll, net)
     assert routes == [(0, 1)]
     # Fallback: the list is reversed, so dimension 0's term (c * 7 / 1) lands on
     # dimension 1's entry and dimension 1's term (8c * 3 / 2) on dimension 0's.

@@ -103,3 +103,20 @@ def test_default_algorithms_are_valid_for_any_switch_size() -> None:
     assert resolve_algorithms(net, algos) == algos
     tm = make_timing("alpha-beta", net)
     assert tm.stage("RS", 1, 6000).fixed_ns == pytest.approx(2 * 100.0)
+
+
+@given(networks(), st.integers(1, 48), st.integers(0, 4),
+       st.sampled_from(["all-reduce", "reduce-scatter"]))
+@settings(max_examples=80, deadline=None)
+def test_astra_variants_route_all_reduce_as_the_generic_policies(
+        net: Network, chunks: int, shift: int, kind: str) -> None:
+    # ASTRA-sim 1.0's variants (astra=True) differ from the generic policies only in
+    # all-gathers, integer flooring, size-1 dimensions and whole-link bandwidths. With
+    # default links (full bandwidth usable), no size-1 dimension and sizes that divide
+    # exactly, an all-reduce or reduce-scatter gets the same routes from both.
+    from themis.policies import Baseline, RoundRobin, Themis
+
+    coll = Collective(kind, chunks * net.npus << shift, chunks)
+    for generic, astra in ((Themis(), Themis(astra=True)), (Baseline(), Baseline(astra=True)),
+                           (RoundRobin(), RoundRobin(astra=True))):
+        assert generic.routes(coll, net) == astra.routes(coll, net)

@@ -12,10 +12,18 @@ from topologies.network import Network
 @register_policy("baseline")
 @dataclass(frozen=True)
 class Baseline:
-    """The hierarchical default: route 0..D-1 for every chunk."""
+    """The hierarchical default: route 0..D-1 for every chunk.
 
+    ``astra``: ASTRA-sim 1.0's ``baseline``, which walks its dimension list
+    reversed for an all-gather (route D-1..0).
+    """
+
+    astra: bool = False
     name: str = "baseline"
 
     def routes(self, collective: Collective, network: Network) -> list[Route]:
-        """The same ascending route for every chunk."""
-        return [network.active_dims] * len(collective.chunk_sizes())
+        """The same route for every chunk."""
+        route = network.active_dims
+        if self.astra and collective.kind == "all-gather":
+            route = tuple(reversed(route))
+        return [route] * len(collective.chunk_sizes())

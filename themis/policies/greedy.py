@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from themis.collective import Collective
 from themis.policies.base import Route, register_policy
+from themis.timing.astra10 import themis_bandwidth
 from topologies.network import Network
 
 MiB = float(1 << 20)
@@ -20,9 +21,27 @@ MiB = float(1 << 20)
 @register_policy("themis")
 @dataclass(frozen=True)
 class Themis:
-    """The Themis greedy. ``threshold_divisor`` is the 16 of chunk/16."""
+    """The Themis greedy. ``threshold_divisor`` is the 16 of chunk/16.
+
+    ``astra`` runs ASTRA-sim 1.0's ``OfflineGreedy::get_chunk_scheduling``
+    with its quirks (what ``astra-sim-1.0`` system files run):
+
+    * bandwidths as ASTRA's Themis sees them (``themis_bandwidth``: whole
+      usable links), chunk sizes as unsigned integers (``/=`` floors);
+    * the threshold is ``recommended // 16`` for every chunk (the regular
+      chunk, for an all-gather its shard), no forced fallback on chunk 0;
+    * all-gather gap: the least-loaded involved entry l against the first
+      involved one, in bytes of l (``/ (P_l - 1)``), then integer-divided by
+      the size of every involved entry from the first one up to l (l
+      excluded); after a fallback the loads are added through the reversed
+      list (dimension i's term lands on the entry of dimension D-1-i).
+
+    For all-reduce and reduce-scatter with whole-link bandwidths and sizes
+    that divide exactly, both variants choose the same routes.
+    """
 
     threshold_divisor: int = 16
+    astra: bool = False
     name: str = "themis"
 
     def routes(self, collective: Collective, network: Network) -> list[Route]:
@@ -32,39 +51,72 @@ class Themis:
     def routes_with_loads(
         self, collective: Collective, network: Network
     ) -> tuple[list[Route], dict[int, float]]:
-        """Routes and the final per-dimension loads (MiB at B_0)."""
+        """Routes and the final per-dimension loads (MiB at B_0) of the active dims
+        (with ``astra``: of every dimension, size-1 ones at 0)."""
         dims = network.dims
-        active = network.active_dims
-        b0 = dims[0].bandwidth_GBps
+        nd = len(dims)
+        astra = self.astra
+        size = [d.npus for d in dims]
+        inv = [p > 1 for p in size]
+        bw = [themis_bandwidth(d) if astra else d.bandwidth_GBps for d in dims]
+        ratio = [b / bw[0] for b in bw]
         gather = collective.kind == "all-gather"
-        n_total = math.prod(dims[d].npus for d in active)
-        loads = {d: 0.0 for d in active}
-        order = list(active)
+        active = network.active_dims
+        n_total = math.prod(size[d] for d in active)
+        rec = collective.chunk_bytes // n_total if gather else collective.chunk_bytes
+
+        def term(d: int, cs: float) -> float:
+            if gather:
+                return ((cs / MiB) * float(size[d] - 1)) / ratio[d]
+            return ((cs / MiB) * ((size[d] - 1) / size[d])) / ratio[d]
+
+        def shrink(cs: float, p: int) -> float:
+            if gather:
+                return cs * p
+            return cs // p if astra else cs / p
+
+        # The persistent list of [load, dim] (size-1 dimensions stay at load 0 and
+        # are skipped: a stable sort keeps the active ones' relative order).
+        entries = [[0.0, i] for i in range(nd)]
         routes: list[Route] = []
         for idx, c in enumerate(collective.chunk_sizes()):
-            order.sort(key=loads.__getitem__)  # stable: ties keep the previous order
+            entries.sort(key=lambda e: e[0])
             if gather:
-                order.reverse()
-            first, last = order[0], order[-1]
-            p_first = dims[first].npus
-            gap = abs(loads[last] - loads[first])
-            gap_bytes = gap * (dims[first].bandwidth_GBps / b0) / ((p_first - 1) / p_first) * MiB
-            if idx == 0 or gap_bytes < c // self.threshold_divisor:
-                route = tuple(active)
-                order = list(active)
+                entries.reverse()
+            order = [e for e in entries if inv[e[1]]]
+            first, last = order[0][1], order[-1][1]
+            if astra:
+                cs0: float = rec
+                threshold = rec // self.threshold_divisor
             else:
-                route = tuple(order)
-            routes.append(route)
-            if gather:
-                m = c / n_total
-                for d in route:
-                    p = dims[d].npus
-                    loads[d] += (m / MiB) * (p - 1) / (dims[d].bandwidth_GBps / b0)
-                    m *= p
+                cs0 = c / n_total if gather else float(c)
+                threshold = c // self.threshold_divisor
+            if astra and gather:
+                diff = abs(order[-1][0] - order[0][0])
+                gap = int(((diff * ratio[last]) / float(size[last] - 1)) * MiB)
+                for e in order[:-1][::-1]:  # the involved entries before l, down to the first
+                    gap //= size[e[1]]
             else:
-                m = float(c)
-                for d in route:
-                    p = dims[d].npus
-                    loads[d] += (m / MiB) * ((p - 1) / p) / (dims[d].bandwidth_GBps / b0)
-                    m /= p
-        return routes, loads
+                diff = abs(entries[-1][0] - order[0][0]) if astra else \
+                    abs(order[-1][0] - order[0][0])
+                gap = ((diff * ratio[first]) / ((size[first] - 1) / size[first])) * MiB
+                if astra:
+                    gap = int(gap)
+            if (idx == 0 and not astra) or gap < threshold:
+                # Fall back to 0..D-1; the list goes back to index order.
+                entries.sort(key=lambda e: e[1])
+                if gather and astra:
+                    entries.reverse()  # so dimension i's term lands on entry D-1-i
+                cs = cs0
+                for i in active:
+                    entries[i][0] += term(i, cs)
+                    cs = shrink(cs, size[i])
+                routes.append(tuple(active))
+                continue
+            cs = cs0
+            for e in order:
+                e[0] += term(e[1], cs)
+                cs = shrink(cs, size[e[1]])
+            routes.append(tuple(e[1] for e in order))
+        return routes, {d: load for load, d in sorted(entries, key=lambda e: e[1])
+                        if astra or inv[d]}

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
+from themis.plans import PlanShape
 from themis.timing.base import StageCost, algorithm_steps, register_timing
 from topologies.network import Network
 
@@ -23,6 +25,7 @@ class AlphaBetaTiming:
     endpoint_delay_ns: float = 0.0
     name: str = "alpha-beta"
     shares_bandwidth: bool = True
+    plan_shapes: ClassVar[tuple[PlanShape, ...]] = (PlanShape.RS_AG, PlanShape.LOCAL_BW_AWARE)
 
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
         """Cost of one stage alone (see class docstring)."""

@@ -20,14 +20,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import ClassVar
 
+from themis.plans import PlanShape
 from themis.timing.base import StageCost, register_timing
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
-
-if TYPE_CHECKING:  # pragma: no cover
-    pass
 
 #: Name the model is registered under.
 NAME = "astra-sim-1.0"
@@ -109,6 +107,8 @@ class AstraSim10Timing:
     endpoint_delay_ns: float = 0.0
     name: str = NAME
     shares_bandwidth: bool = False
+    #: ASTRA-sim 1.0 without localBWAware runs a whole all-reduce on every dimension.
+    plan_shapes: ClassVar[tuple[PlanShape, ...]] = tuple(PlanShape)
     _dims: tuple[_Dim, ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

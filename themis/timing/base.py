@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ClassVar, Protocol
 
+from themis.plans import PlanShape
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -39,6 +40,9 @@ class Timing(Protocol):
     endpoint_delay_ns: float
     #: Whether stages running together on a dimension share its bandwidth.
     shares_bandwidth: bool
+    #: The all-reduce plan shapes this model runs; the checker accepts exactly these
+    #: (``local-bw-aware`` only in a schedule marked ``local_bw_aware``).
+    plan_shapes: ClassVar[tuple[PlanShape, ...]]
 
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
         """The cost of a ``phase`` stage on ``dim`` whose input is ``input_bytes``."""

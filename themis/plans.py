@@ -1,0 +1,57 @@
+"""The one stage-plan builder: a chunk's (phase, dimension) sequence (model.md §3).
+
+An all-reduce has three plan shapes (:class:`PlanShape`); a reduce-scatter or
+all-gather has one. A timing model says which shapes it runs
+(``Timing.plan_shapes``), and the checker accepts exactly those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from enum import StrEnum
+
+Plan = tuple[tuple[str, int], ...]
+
+
+class PlanShape(StrEnum):
+    """How an all-reduce chunk crosses its route."""
+
+    #: RS along the route, then AG back (or along a given AG order).
+    RS_AG = "rs-ag"
+    #: RS on all but the route's last dimension, one AR there, AG back
+    #: (ASTRA-sim's baseline with ``collective-optimization: localBWAware``).
+    LOCAL_BW_AWARE = "local-bw-aware"
+    #: A whole all-reduce on every dimension in turn (ASTRA-sim 1.0 without localBWAware).
+    AR_PER_DIM = "ar-per-dim"
+
+
+def stage_plan(
+    kind: str,
+    route: Sequence[int],
+    ag_route: Sequence[int] | None = None,
+    shape: PlanShape | str = PlanShape.RS_AG,
+) -> Plan:
+    """The (phase, dim) sequence of a chunk of a ``kind`` collective along ``route``.
+
+    reduce-scatter: RS along ``route``; all-gather: AG along ``route``;
+    all-reduce: per ``shape`` (see :class:`PlanShape`); ``ag_route`` (RS_AG
+    only) is the AG order, by default the reverse of ``route``.
+    """
+    route = tuple(route)
+    if kind == "reduce-scatter":
+        return tuple(("RS", d) for d in route)
+    if kind == "all-gather":
+        return tuple(("AG", d) for d in route)
+    if kind != "all-reduce":
+        raise ValueError(f"unknown collective {kind!r}")
+    shape = PlanShape(shape)
+    if shape is not PlanShape.RS_AG and ag_route is not None:
+        raise ValueError(f"the {shape} plan fixes the AG order")
+    if shape is PlanShape.AR_PER_DIM:
+        return tuple(("AR", d) for d in route)
+    if shape is PlanShape.LOCAL_BW_AWARE:
+        head = route[:-1]
+        return (tuple(("RS", d) for d in head) + (("AR", route[-1]),)
+                + tuple(("AG", d) for d in reversed(head)))
+    ag = tuple(reversed(route)) if ag_route is None else tuple(ag_route)
+    return tuple(("RS", d) for d in route) + tuple(("AG", d) for d in ag)
