@@ -8,9 +8,19 @@ from typing import Any
 
 
 def print_json(obj: Any) -> None:
-    """Print one JSON object on stdout."""
-    json.dump(obj, sys.stdout, indent=2, default=_json_default)
-    sys.stdout.write("\n")
+    """Print one JSON object on stdout.
+
+    Strict JSON only: a non-finite number (``Infinity``, ``NaN``) is an
+    :class:`~topologies.errors.InputError` and nothing is printed.
+    """
+    try:
+        text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
+    except ValueError:
+        from topologies.errors import InputError
+
+        raise InputError("results are not finite numbers, so no JSON is printed (check "
+                         "bandwidths, latencies and sizes)", "--json") from None
+    sys.stdout.write(text + "\n")
 
 
 def _json_default(o: Any) -> Any:

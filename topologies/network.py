@@ -10,7 +10,12 @@ import math
 from dataclasses import dataclass, field
 
 from topologies.errors import InputError
-from topologies.units import GBps_to_bytes_per_ns
+from topologies.units import (
+    MAX_BANDWIDTH_GBPS,
+    MAX_LATENCY_NS,
+    MIN_BANDWIDTH_GBPS,
+    GBps_to_bytes_per_ns,
+)
 
 #: Topology kinds and the hops a message crosses in the alpha-beta model.
 KIND_HOPS: dict[str, int] = {"Ring": 1, "FullyConnected": 1, "Switch": 2}
@@ -38,6 +43,14 @@ def canonical_kind(name: object, field_name: str = "topology") -> str:
     raise InputError(
         f"unknown topology (expected one of {', '.join(KIND_HOPS)})", field_name, name
     )
+
+
+#: Why a bandwidth outside the accepted range is refused.
+BANDWIDTH_RANGE = (f"bandwidth out of range ({MIN_BANDWIDTH_GBPS:g} to {MAX_BANDWIDTH_GBPS:g} "
+                   "GB/s): stage times would not be finite or meaningful")
+#: Why a latency above the accepted maximum is refused.
+LATENCY_RANGE = (f"latency too large (at most {MAX_LATENCY_NS:g} ns): times would not be "
+                 "meaningful")
 
 
 def _number(value: object, field_name: str) -> float:
@@ -74,9 +87,13 @@ class Dimension:
         bw = _number(self.bandwidth_GBps, "bandwidth")
         if bw <= 0:
             raise InputError("bandwidth must be positive", "bandwidth", self.bandwidth_GBps)
+        if not MIN_BANDWIDTH_GBPS <= bw <= MAX_BANDWIDTH_GBPS:
+            raise InputError(BANDWIDTH_RANGE, "bandwidth", self.bandwidth_GBps)
         lat = _number(self.latency_ns, "latency")
         if lat < 0:
             raise InputError("latency must not be negative", "latency", self.latency_ns)
+        if lat > MAX_LATENCY_NS:
+            raise InputError(LATENCY_RANGE, "latency", self.latency_ns)
         object.__setattr__(self, "bandwidth_GBps", bw)
         object.__setattr__(self, "latency_ns", lat)
         if self.links is not None:

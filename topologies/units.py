@@ -14,6 +14,14 @@ KiB = 1 << 10
 #: Largest accepted collective size: 1 PiB. Larger is surely a typo.
 MAX_SIZE_BYTES = 1 << 50
 
+#: Accepted per-dimension bandwidths (GB/s): 1 KB/s to 1 EB/s. Outside, stage
+#: times of sizes up to MAX_SIZE_BYTES stop being finite or meaningful.
+MIN_BANDWIDTH_GBPS = 1e-6
+MAX_BANDWIDTH_GBPS = 1e9
+
+#: Largest accepted latency or endpoint delay: 1e12 ns (about 17 minutes).
+MAX_LATENCY_NS = 1e12
+
 _SIZE_RE = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*([KMGT]i?B|B)?\s*$", re.IGNORECASE)
 _FACTORS = {
     None: 1,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.system import SystemConfig
-from topologies.units import parse_size
+from topologies.units import MAX_LATENCY_NS, parse_size
 
 DEFAULT_SIZE = "64MiB"
 DEFAULT_CHUNKS = 4
@@ -146,6 +146,9 @@ def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNK
     delay = args.endpoint_delay
     if delay is None:
         delay = system.endpoint_delay_ns or 0.0
-    if delay < 0:
-        raise InputError("endpoint delay must not be negative", "--endpoint-delay", delay)
+    if not 0 <= delay <= MAX_LATENCY_NS:  # also refuses nan
+        flag = "--endpoint-delay" if args.endpoint_delay is not None else "endpoint-delay"
+        where = "" if args.endpoint_delay is not None else system.source
+        raise InputError(f"endpoint delay must be 0 to {MAX_LATENCY_NS:g} ns", flag, delay,
+                         where)
     return Inputs(network, system, size, chunks, float(delay))

@@ -35,6 +35,9 @@ REFERENCE = Path(__file__).parents[1] / "data" / "astra-sim-1.0"
 
 KINDS = ("Ring", "FullyConnected", "Switch")
 bandwidths = st.floats(min_value=1e-6, max_value=1e9, allow_nan=False, allow_infinity=False)
+#: Per-link bandwidths whose total over up to 19 links stays within the accepted range.
+link_bandwidths = st.floats(min_value=1e-6, max_value=5e7, allow_nan=False,
+                            allow_infinity=False)
 latencies = st.one_of(
     st.integers(min_value=0, max_value=10_000).map(float),
     st.floats(min_value=0, max_value=1e6, allow_nan=False, allow_infinity=False),
@@ -71,7 +74,7 @@ def json_documents(draw: st.DrawFn) -> dict:
         "topologies-per-dim": kinds,
         "units-count": units,
         "links-count": links,
-        "link-bandwidth": draw(st.lists(bandwidths, min_size=n, max_size=n)),
+        "link-bandwidth": draw(st.lists(link_bandwidths, min_size=n, max_size=n)),
         "link-latency": draw(st.lists(latencies, min_size=n, max_size=n)),
     }
     if draw(st.booleans()):

@@ -24,6 +24,7 @@ from topologies.astra.validators import (
     JsonFloat,
     as_mapping,
     dim_kind,
+    latency,
     load_json,
     make_dimension,
     make_network,
@@ -38,7 +39,8 @@ from topologies.astra.validators import (
     write_text,
 )
 from topologies.errors import InputError
-from topologies.network import Network
+from topologies.network import BANDWIDTH_RANGE, Network
+from topologies.units import MAX_BANDWIDTH_GBPS, MIN_BANDWIDTH_GBPS
 
 __all__ = [
     "JSON_NETWORK_IGNORED_KEYS",
@@ -181,7 +183,7 @@ def parse_network_json(text: str, file: str = "") -> Network:
         p = whole_number(units[i], f"units-count[{i}]", file, 1)
         n_links = whole_number(links[i], f"links-count[{i}]", file, 1)
         positive(link_bw[i], f"link-bandwidth[{i}]", file)
-        lat = non_negative(link_lat[i], f"link-latency[{i}]", file)
+        lat = latency(link_lat[i], f"link-latency[{i}]", file)
         if p > 1 and kind == "Ring" and n_links < 2:
             raise InputError(
                 "a Ring needs at least 2 links (ASTRA-sim 1.0 gives one message "
@@ -202,6 +204,9 @@ def parse_network_json(text: str, file: str = "") -> Network:
         if not math.isfinite(total):
             raise InputError("links-count * link-bandwidth is too large", f"link-bandwidth[{i}]",
                              link_bw[i], file)
+        if not MIN_BANDWIDTH_GBPS <= total <= MAX_BANDWIDTH_GBPS:
+            raise InputError(f"{BANDWIDTH_RANGE} (links-count * link-bandwidth = {total:g})",
+                             f"link-bandwidth[{i}]", link_bw[i], file)
         parsed.append((kind, p, total, lat, n_links))
     nic = _shared_latency(data, "nic-latency", [p > 1 for _, p, *_ in parsed], file)
     router = _shared_latency(

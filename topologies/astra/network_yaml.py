@@ -17,13 +17,13 @@ import yaml
 
 from topologies.astra.validators import (
     as_mapping,
+    bandwidth,
     dim_kind,
+    latency,
     load_yaml,
     make_dimension,
     make_network,
-    non_negative,
     plain,
-    positive,
     required_list,
     same_length,
     warn_unknown,
@@ -61,8 +61,8 @@ def parse_network_yaml(text: str, file: str = "") -> Network:
     for i in range(len(kinds)):
         kind = dim_kind(kinds[i], f"topology[{i}]", file)
         p = whole_number(npus[i], f"npus_count[{i}]", file, 1)
-        bw = positive(bandwidths[i], f"bandwidth[{i}]", file)
-        lat = non_negative(latencies[i], f"latency[{i}]", file)
+        bw = bandwidth(bandwidths[i], f"bandwidth[{i}]", file)
+        lat = latency(latencies[i], f"latency[{i}]", file)
         dims.append(make_dimension(i, file, kind, p, bw, lat))
     return make_network(dims, file, "npus_count", npus)
 

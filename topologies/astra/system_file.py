@@ -7,8 +7,8 @@ from typing import Any
 
 from topologies.astra.validators import (
     as_mapping,
+    latency,
     load_json,
-    non_negative,
     read_text,
     warn_unknown,
     whole_number,
@@ -44,9 +44,6 @@ SYSTEM_IGNORED_KEYS: frozenset[str] = frozenset(
         "g",
         "G",
         # 2.x
-        "all-reduce-implementation-custom",
-        "reduce-scatter-implementation-custom",
-        "all-gather-implementation-custom",
         "all-to-all-implementation-custom",
         "per-node-custom-implementation",
         "local-reduce-delay",
@@ -65,6 +62,18 @@ IMPLEMENTATION_KEYS = {
     "reduce-scatter-implementation": "reduce_scatter_algorithms",
     "all-gather-implementation": "all_gather_algorithms",
 }
+
+#: 2.x keys naming custom collective implementations (Chakra ET files): refused,
+#: since only ASTRA-sim's native algorithms are modelled.
+CUSTOM_IMPLEMENTATION_KEYS: frozenset[str] = frozenset(
+    f"{key}-custom" for key in IMPLEMENTATION_KEYS
+)
+
+#: Keys that only a network file has: a system file holding them is a network file.
+_NETWORK_ONLY_KEYS: frozenset[str] = frozenset(
+    {"topology", "npus_count", "topologies-per-dim", "units-count", "links-count",
+     "link-bandwidth"}
+)
 
 _COLLECTIVE_OPTIMIZATIONS = {"baseline": "baseline", "localbwaware": "localBWAware"}
 
@@ -98,17 +107,16 @@ def _float_setting(value: Any, key: str, file: str) -> float:
             value = float(text)
         except ValueError:
             raise InputError("not a number", key, text, file) from None
-    return non_negative(value, key, file)
+    return latency(value, key, file)
 
 
 def _bool_setting(value: Any, key: str, file: str) -> bool:
+    """0 or 1 (as ASTRA-sim reads it, an integer), or a JSON true/false."""
     if isinstance(value, bool):
         return value
-    text = str(value).strip().lower() if isinstance(value, str | int | float) else None
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("0", "false", "no", "off"):
-        return False
+    if isinstance(value, int) or (isinstance(value, str) and value.strip() in ("0", "1")):
+        if int(value) in (0, 1):
+            return bool(int(value))
     raise InputError("must be 0 or 1", key, value, file)
 
 
@@ -147,6 +155,7 @@ def _alias_setting(value: Any, key: str, file: str, aliases: dict[str, str], sho
 
 def _parse_system_text(text: str, file: str) -> list[tuple[str, str]]:
     items = []
+    seen: dict[str, int] = {}
     for n, raw in enumerate(text.splitlines(), start=1):
         line = raw.split("#", 1)[0].strip()
         if not line:
@@ -155,8 +164,25 @@ def _parse_system_text(text: str, file: str) -> list[tuple[str, str]]:
         key = key.strip()
         if not sep or not key:
             raise InputError("expected a `key: value` line", f"line {n}", raw.strip(), file)
+        if key in seen:
+            raise InputError(f"duplicate key (line {n}; first given on line {seen[key]})",
+                             key, value.strip(), file)
+        seen[key] = n
         items.append((key, value.strip()))
     return items
+
+
+def _check_kind_of_file(items: list[tuple[str, Any]], file: str) -> None:
+    """Refuse a network file, or a file of no settings, given as a system file."""
+    keys = [k for k, _ in items]
+    network_keys = [k for k in keys if k in _NETWORK_ONLY_KEYS]
+    if network_keys:
+        raise InputError(
+            "this is a network file, not a system file (give it as NETWORK; a system "
+            "file has keys like preferred-dataset-splits)", network_keys[0], None, file)
+    if not keys:
+        raise InputError("no settings (expected `key: value` lines or a JSON object "
+                         "with keys like preferred-dataset-splits)", "document", None, file)
 
 
 def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemConfig:
@@ -177,6 +203,9 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     Known ASTRA-sim keys that do not matter here are ignored; unknown keys
     give a warning and are recorded in ``SystemConfig.unknown_keys``.
     """
+    if not text.strip():
+        raise InputError("the file is empty (expected an ASTRA-sim system file)", "document",
+                         None, file)
     if fmt is None:
         is_json = file.lower().endswith(".json") or text.lstrip().startswith("{")
         fmt = "json" if is_json else "text"
@@ -186,6 +215,7 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
         items = _parse_system_text(text, file)
     else:
         raise ValueError(f"unknown system format {fmt!r} (use 'text' or 'json')")
+    _check_kind_of_file(items, file)
 
     fields: dict[str, Any] = {}
     unknown: list[str] = []
@@ -210,6 +240,11 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
             fields["inter"] = _alias_setting(value, key, file, INTER_ALIASES, inter_shown)
         elif key == "intra-dimension-scheduling":
             fields["intra"] = _alias_setting(value, key, file, INTRA_ALIASES, intra_shown)
+        elif key in CUSTOM_IMPLEMENTATION_KEYS:
+            raise InputError(
+                "custom collective implementations (Chakra ET files) are not supported: only "
+                f"ASTRA-sim's native algorithms are modelled; give {key[:-7]} instead",
+                key, value, file)
         elif key in SYSTEM_IGNORED_KEYS:
             continue
         elif key not in unknown:

@@ -20,7 +20,8 @@ import yaml
 
 from topologies.errors import InputError
 from topologies.files import atomic_write
-from topologies.network import Dimension, Network, canonical_kind
+from topologies.network import BANDWIDTH_RANGE, LATENCY_RANGE, Dimension, Network, canonical_kind
+from topologies.units import MAX_BANDWIDTH_GBPS, MAX_LATENCY_NS, MIN_BANDWIDTH_GBPS
 
 _MAX_SHOWN = 80
 
@@ -64,6 +65,25 @@ class YamlLoader(yaml.SafeLoader):
     """PyYAML's safe loader, also reading ``1e3`` as a number (as YAML 1.2 and yaml-cpp do)."""
 
 
+def _construct_mapping_unique(loader: YamlLoader, node: yaml.MappingNode,
+                              deep: bool = False) -> dict[Any, Any]:
+    """A mapping whose keys are unique: a key given twice is an error at its line."""
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=deep)
+        try:
+            duplicate = key in seen
+            seen.add(key)
+        except TypeError:  # unhashable key: PyYAML reports it
+            break
+        if duplicate:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r} (given twice)", key_node.start_mark)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+YamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                           _construct_mapping_unique)
 YamlLoader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
     re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
@@ -93,8 +113,18 @@ def load_yaml(text: str, file: str) -> Any:
 
 def load_json(text: str, file: str) -> Any:
     """JSON ``text`` parsed, floats as :class:`JsonFloat`; a syntax error names its line."""
+    def unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in result:
+                raise InputError("duplicate key (given twice)", key, None, file)
+            result[key] = value
+        return result
+
     try:
-        return json.loads(text, parse_float=JsonFloat)
+        return json.loads(text, parse_float=JsonFloat, object_pairs_hook=unique)
+    except InputError:
+        raise
     except json.JSONDecodeError as err:
         raise InputError(
             f"invalid JSON: {err.msg} (line {err.lineno}, column {err.colno})",
@@ -187,11 +217,34 @@ def non_negative(value: Any, field: str, file: str) -> float:
     return result
 
 
+def bandwidth(value: Any, field: str, file: str) -> float:
+    """A bandwidth in GB/s within the accepted range (``MIN_`` to ``MAX_BANDWIDTH_GBPS``)."""
+    result = positive(value, field, file)
+    if not MIN_BANDWIDTH_GBPS <= result <= MAX_BANDWIDTH_GBPS:
+        raise InputError(BANDWIDTH_RANGE, field, value, file)
+    return result
+
+
+def latency(value: Any, field: str, file: str) -> float:
+    """A latency in ns, ``0`` to ``MAX_LATENCY_NS``."""
+    result = non_negative(value, field, file)
+    if result > MAX_LATENCY_NS:
+        raise InputError(LATENCY_RANGE, field, value, file)
+    return result
+
+
 def whole_number(value: Any, field: str, file: str, minimum: int) -> int:
-    """A whole number >= ``minimum`` (integral floats such as ``8.0`` accepted)."""
+    """A whole number >= ``minimum``.
+
+    Integral floats such as ``8.0`` or ``1e3`` are accepted while they are
+    exact (up to 2^53); ``1e30`` is not a count anybody means.
+    """
     if isinstance(value, bool):
         raise InputError("must be a whole number", field, value, file)
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        if abs(value) > 2**53:
+            raise InputError("too large for a whole number written as a float "
+                             "(write the digits)", field, value, file)
         value = int(value)
     if not isinstance(value, int):
         raise InputError("must be a whole number", field, value, file)
