@@ -1,0 +1,255 @@
+"""Configuration and result types of the training simulation (issue 11).
+
+:class:`TrainingConfig` gathers what ASTRA-sim 1.0 reads from its system file
+plus the workload run options (passes, scales); :class:`TrainingResult` is
+what :func:`themis.training.simulate_training` returns, with ASTRA-sim's
+printed figures (``end_ns``, ``pass_end_ns``, per-layer compute / comm /
+exposed) and this project's own (per-dimension busy time, every collective,
+a timeline, the iteration lower bound).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field, fields, replace
+from enum import StrEnum
+from typing import Any
+
+from topologies.errors import InputError
+from topologies.system import SystemConfig
+
+
+class Phase(StrEnum):
+    """Which pass of a layer a collective belongs to."""
+
+    FWD = "fwd"
+    IG = "ig"
+    WG = "wg"
+
+
+class SchedulingPolicy(StrEnum):
+    """ASTRA-sim's ``scheduling-policy``: the priority of each new collective."""
+
+    LIFO = "LIFO"
+    FIFO = "FIFO"
+
+
+#: The priority ASTRA-sim gives a collective issued with ``HIGHEST`` (DLRM's all-to-all).
+HIGHEST_PRIORITY = 100000000
+
+
+@dataclass(frozen=True)
+class TrainingConfig:
+    """How to run a workload: timing, policies, chunking and the loop options.
+
+    ``timing`` is a registered timing model (``astra-sim-1.0`` reproduces
+    ASTRA-sim 1.0, ``alpha-beta`` is the project's own model); ``policy`` and
+    ``intra`` are registered names (``themis-running`` is the training-only
+    Themis whose tracker counts the load still in flight). ``chunks`` is
+    ``preferred-dataset-splits``. Per-kind algorithm tuples (one per physical
+    dimension) default to each dimension's default, all-to-all to ``direct``.
+    ``scheduling_policy`` LIFO gives each new collective a higher priority,
+    FIFO a lower one. ``comm_scale`` / ``compute_scale`` multiply sizes and
+    compute times (through float32 under ``astra-sim-1.0``, workloads.md §1.6).
+    """
+
+    timing: str = "astra-sim-1.0"
+    policy: str = "baseline"
+    intra: str = "fifo"
+    chunks: int = 64
+    active_chunks: int = 1
+    endpoint_delay_ns: float = 10.0
+    all_reduce_algorithms: tuple[str, ...] | None = None
+    reduce_scatter_algorithms: tuple[str, ...] | None = None
+    all_gather_algorithms: tuple[str, ...] | None = None
+    all_to_all_algorithms: tuple[str, ...] | None = None
+    local_bw_aware: bool = True
+    boost_mode: bool = True
+    scheduling_policy: str = "LIFO"
+    passes: int = 1
+    comm_scale: float = 1.0
+    compute_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        for name in ("chunks", "active_chunks", "passes"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("must be an integer >= 1", name.replace("_", "-"), v)
+        for name in ("comm_scale", "compute_scale", "endpoint_delay_ns"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v) \
+                    or v < 0 or (v == 0 and name != "endpoint_delay_ns"):
+                raise InputError("must be a finite number > 0" if name != "endpoint_delay_ns"
+                                 else "must be a finite number >= 0",
+                                 name.replace("_", "-"), v)
+        sp = str(self.scheduling_policy).strip().upper()
+        if sp not in SchedulingPolicy.__members__:
+            raise InputError("expected LIFO or FIFO", "scheduling-policy", self.scheduling_policy)
+        object.__setattr__(self, "scheduling_policy", sp)
+
+    def algorithms_for(self, kind: str) -> tuple[str, ...] | None:
+        """Per-physical-dimension algorithms of a collective kind (``None``: defaults)."""
+        return {
+            "all-reduce": self.all_reduce_algorithms,
+            "reduce-scatter": self.reduce_scatter_algorithms,
+            "all-gather": self.all_gather_algorithms,
+            "all-to-all": self.all_to_all_algorithms,
+        }[kind]
+
+    @classmethod
+    def from_system(cls, system: SystemConfig, **overrides: Any) -> TrainingConfig:
+        """The configuration an ASTRA-sim system file describes, then ``overrides``.
+
+        Keys the file leaves out keep this class's defaults (those of every
+        ASTRA-sim tutorial file: 10 ns endpoint delay, localBWAware, boost
+        mode, LIFO). ``overrides`` are field names; ``None`` values are ignored.
+        """
+        vals: dict[str, Any] = {}
+        if system.chunks is not None:
+            vals["chunks"] = system.chunks
+        if system.active_chunks is not None:
+            vals["active_chunks"] = system.active_chunks
+        if system.endpoint_delay_ns is not None:
+            vals["endpoint_delay_ns"] = system.endpoint_delay_ns
+        for kind in ("all_reduce", "reduce_scatter", "all_gather", "all_to_all"):
+            algos = getattr(system, f"{kind}_algorithms", None)
+            if algos is not None:
+                vals[f"{kind}_algorithms"] = tuple(algos)
+        if system.collective_optimization is not None:
+            vals["local_bw_aware"] = system.local_bw_aware
+        if system.boost_mode is not None:
+            vals["boost_mode"] = bool(system.boost_mode)
+        if system.inter is not None:
+            vals["policy"] = system.inter
+        if system.intra is not None:
+            vals["intra"] = system.intra
+        sched = getattr(system, "scheduling_policy", None)
+        if sched is not None:
+            vals["scheduling_policy"] = sched
+        known = {f.name for f in fields(cls)}
+        for key, value in overrides.items():
+            if key not in known:
+                raise InputError("unknown training option", key, value)
+            if value is not None:
+                vals[key] = value
+        return cls(**vals)
+
+    def with_(self, **changes: Any) -> TrainingConfig:
+        """A copy with ``changes`` applied."""
+        return replace(self, **changes)
+
+
+@dataclass
+class LayerStats:
+    """One layer's figures, as ASTRA-sim prints them (ns, summed over passes)."""
+
+    name: str
+    fwd_compute_ns: int = 0
+    ig_compute_ns: int = 0
+    wg_compute_ns: int = 0
+    fwd_comm_ns: int = 0
+    ig_comm_ns: int = 0
+    wg_comm_ns: int = 0
+    fwd_exposed_ns: int = 0
+    ig_exposed_ns: int = 0
+    wg_exposed_ns: int = 0
+    collectives_issued: int = 0
+
+
+@dataclass
+class DimStats:
+    """One (logical) dimension: how long it was busy, and that over the end time."""
+
+    dim: int
+    kind: str
+    npus: int
+    busy_ns: float
+    utilization: float
+    sent_bytes: float
+
+
+@dataclass
+class CollectiveRecord:
+    """One issued collective.
+
+    ``end_ns`` is its last stage's end; ``finished_ns`` adds the layer's
+    update time (when a waiter resumes); ``dims`` the logical dimensions used.
+    """
+
+    id: int
+    layer: int
+    phase: str
+    kind: str
+    size_bytes: int
+    dims: tuple[int, ...]
+    issue_ns: float
+    end_ns: float = -1.0
+    finished_ns: float = -1.0
+    pass_index: int = 0
+    chunks: int = 0
+    priority: int = 0
+    blocking: bool = False
+
+
+@dataclass
+class Timeline:
+    """What a plot needs: compute intervals and every stage on every dimension.
+
+    ``compute``: (start_ns, end_ns, layer, phase); ``stages``: (dim,
+    collective id, chunk, start_ns, end_ns).
+    """
+
+    compute: list[tuple[float, float, int, str]] = field(default_factory=list)
+    stages: list[tuple[int, int, int, float, float]] = field(default_factory=list)
+
+
+@dataclass
+class TrainingResult:
+    """The outcome of :func:`~themis.training.simulate_training`.
+
+    ``end_ns`` is ASTRA-sim's "all passes finished" (the last collective's end
+    plus its update time, or the loop's end); ``exposed_comm_ns`` = end -
+    compute, as ASTRA-sim defines it; ``lower_bound_ns`` bounds the end time of
+    every policy (``None`` when not computed).
+    """
+
+    workload: str
+    parallelism: str
+    end_ns: float
+    pass_end_ns: list[float]
+    compute_ns: float
+    layers: list[LayerStats]
+    dims: list[DimStats]
+    collectives: list[CollectiveRecord]
+    timeline: Timeline
+    config: TrainingConfig
+    logical_npus: tuple[int, ...]
+    lower_bound_ns: float | None = None
+    wall_s: float = 0.0
+
+    @property
+    def exposed_comm_ns(self) -> float:
+        """end - compute (ASTRA-sim's definition, not a sum of waits)."""
+        return self.end_ns - self.compute_ns
+
+    def to_dict(self, timeline: bool = False) -> dict[str, Any]:
+        """A JSON-ready dict (``timeline`` adds the compute and stage intervals)."""
+        out: dict[str, Any] = {
+            "workload": self.workload,
+            "parallelism": self.parallelism,
+            "end_ns": self.end_ns,
+            "pass_end_ns": list(self.pass_end_ns),
+            "compute_ns": self.compute_ns,
+            "exposed_comm_ns": self.exposed_comm_ns,
+            "lower_bound_ns": self.lower_bound_ns,
+            "logical_npus": list(self.logical_npus),
+            "config": asdict(self.config),
+            "layers": [asdict(s) for s in self.layers],
+            "dims": [asdict(d) for d in self.dims],
+            "collectives": [asdict(c) for c in self.collectives],
+            "wall_s": self.wall_s,
+        }
+        if timeline:
+            out["timeline"] = {"compute": [list(c) for c in self.timeline.compute],
+                               "stages": [list(s) for s in self.timeline.stages]}
+        return out

@@ -1,0 +1,157 @@
+"""Routes and stage plans of each collective of a training run.
+
+Every inter policy of the registry works per collective: it sees the
+collective's chunks on a *masked* view of the network, where the dimensions
+outside the collective's mask have size 1 (so they are skipped exactly as
+ASTRA-sim skips them). Choices are cached per collective shape (kind, mask,
+chunk size, chunk count, position in the run of same-tick collectives).
+
+ASTRA-sim 1.0 state that spans collectives is kept as ASTRA keeps it:
+
+* ``round-robin``: one rotation counter over all chunks of all collectives;
+* ``themis``: the loads are reset when a collective is issued at a new tick;
+  collectives issued in the same tick continue the same greedy (and share its
+  loads). The reset race of workloads.md §4 (another NPU routing first with
+  stale loads) cannot be predicted from the collective alone and is left out.
+* ``themis-running`` (:mod:`themis.training.running`) starts each collective's
+  greedy from the load still in flight on every dimension instead of zero.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from themis.collective import Collective
+from themis.plans import Plan, PlanShape, stage_plan
+from themis.policies import canonical_policy, make_policy
+from themis.training.engine import A2A, Engine
+from themis.training.running import running_themis_routes
+from topologies.errors import InputError
+from topologies.network import Network
+
+Route = tuple[int, ...]
+#: Policies whose all-reduce chunks run RS along the route and AG back under ASTRA-sim.
+_RS_AG = {"themis", "themis-running"}
+_ASTRA_VARIANTS = {"baseline", "themis", "round-robin"}
+RUNNING = "themis-running"
+
+
+def masked_network(network: Network, mask: tuple[bool, ...]) -> Network:
+    """``network`` with every dimension outside ``mask`` at size 1."""
+    dims = tuple(d if m else replace(d, npus=1) for d, m in zip(network.dims, mask, strict=True))
+    return replace(network, dims=dims)
+
+
+def involved(network: Network, mask: tuple[bool, ...]) -> tuple[int, ...]:
+    """The dimensions a collective with ``mask`` crosses (in the mask, size > 1)."""
+    return tuple(i for i, (d, m) in enumerate(zip(network.dims, mask, strict=True))
+                 if m and d.npus > 1)
+
+
+class Planner:
+    """Chooses every chunk's route and stage plan, collective by collective."""
+
+    def __init__(self, network: Network, policy: str, astra: bool, local_bw_aware: bool,
+                 engine: Engine) -> None:
+        self.network = network
+        self.astra = astra
+        self.engine = engine
+        self.name = RUNNING if str(policy).strip().lower() == RUNNING else canonical_policy(policy)
+        if self.name == RUNNING:
+            self.policy = None
+        elif astra and self.name in _ASTRA_VARIANTS:
+            self.policy = make_policy(self.name, astra=True)
+        else:
+            self.policy = make_policy(self.name)
+        rs_ag = self.name in _RS_AG or not astra or (
+            self.name not in ("baseline", "round-robin") and "," not in self.name
+            and self.name != "fixed")
+        if rs_ag:
+            self.shape = PlanShape.RS_AG
+        else:
+            self.shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM
+        self._cache: dict[tuple, list[Route]] = {}
+        self._rr = 0  # ASTRA's round-robin counter (over all dimensions)
+        self._tick: float | None = None
+        self._tick_shape: tuple | None = None
+        self._tick_count = 0
+
+    def _policy_routes(self, kind: str, mask: tuple[bool, ...], chunk: int, n: int,
+                       offset: int) -> list[Route]:
+        key = (kind, mask, chunk, n, offset)
+        hit = self._cache.get(key)
+        if hit is not None:
+            return hit
+        view = masked_network(self.network, mask)
+        total = offset + n
+        npus = math.prod(d.npus for d in view.dims) if kind == "all-gather" else 1
+        coll = Collective(kind, max(chunk, 1) * npus * total, total)
+        routes = [tuple(r) for r in self.policy.routes(coll, view)][offset:]  # type: ignore[union-attr]
+        want = sorted(view.active_dims)
+        for r in routes:
+            if sorted(r) != want:
+                raise InputError(f"policy {self.name} produced a route that is not a "
+                                 f"permutation of {want}", "route", r)
+        self._cache[key] = routes
+        return routes
+
+    def routes(self, kind: str, mask: tuple[bool, ...], chunk: int, n: int,
+               now: float) -> list[Route]:
+        """One route per chunk for a collective issued at ``now``."""
+        dims = involved(self.network, mask)
+        if kind == "all-to-all" or self.name == "fixed":
+            if self.astra and self.name == "round-robin":
+                routes = self._rotated(dims, n, reverse=False)
+            else:
+                routes = [dims] * n
+            return routes
+        if self.name == RUNNING:
+            loads = self.engine.inflight_sent(now)
+            return running_themis_routes(self.network, mask, kind, chunk, n, loads)
+        if self.astra and self.name == "round-robin":
+            return self._rotated(dims, n, reverse=kind == "all-gather")
+        offset = 0
+        if self.astra and self.name == "themis":
+            shape = (kind, mask, chunk)
+            if now == self._tick and shape == self._tick_shape:
+                offset = self._tick_count
+            else:
+                self._tick_shape = shape
+                self._tick_count = 0
+            self._tick_count += n
+        return self._policy_routes(kind, mask, chunk, n, offset)
+
+    def note_issue(self, now: float) -> None:
+        """A collective (possibly an empty one) was issued at ``now``: Themis' reset tick."""
+        if now != self._tick:
+            self._tick = now
+            self._tick_shape = None
+            self._tick_count = 0
+
+    def _rotated(self, dims: Route, n: int, reverse: bool) -> list[Route]:
+        nd = self.network.ndims
+        base = list(range(nd))
+        if reverse:
+            base.reverse()
+        keep = set(dims)
+        out = []
+        for _ in range(n):
+            r = self._rr
+            out.append(tuple(d for d in base[r:] + base[:r] if d in keep))
+            self._rr = (r + 1) % nd
+        return out
+
+    def plans(self, kind: str, routes: list[Route]) -> list[Plan]:
+        """Every chunk's (phase, dim) sequence."""
+        if kind == "all-to-all":
+            return [tuple((A2A, d) for d in r) for r in routes]
+        shape = self.shape if kind == "all-reduce" else PlanShape.RS_AG
+        cache: dict[Route, Plan] = {}
+        out = []
+        for r in routes:
+            p = cache.get(r)
+            if p is None:
+                p = cache[r] = stage_plan(kind, r, shape=shape)
+            out.append(p)
+        return out

@@ -1,0 +1,93 @@
+"""Per-dimension waiting queues with collective priorities (workloads.md §4).
+
+ASTRA-sim 1.0 keeps one list per dimension (``Sys::insert_stream``):
+
+* FIFO path (the FIFO discipline, and always for all-reduce and all-to-all
+  stages): a stage passes every waiting stage of priority >= its own and goes
+  in before the first of lower priority;
+* SmallestFirst path (SCF, reduce-scatter and all-gather stages): a stage
+  passes every waiting stage of smaller input size (so the newest first among
+  equal sizes); priority is ignored.
+
+Running stages are not in these lists (ASTRA skips them, they are at the front).
+Any other discipline of the registry (:mod:`themis.disciplines`) is used as it
+is over the run's :class:`~themis.stages.StageTable`; it ignores priorities.
+"""
+
+from __future__ import annotations
+
+from bisect import insort
+
+from themis.disciplines import make_discipline
+from themis.stages import StageTable
+
+#: Phases that ASTRA-sim's SmallestFirst queue sends down its FIFO path.
+FIFO_PATH_PHASES = frozenset({"AR", "A2A"})
+
+
+class PriorityFifo:
+    """ASTRA's FIFO path only: sorted by priority (highest first), stable."""
+
+    __slots__ = ("_prio", "_q", "_seq")
+
+    def __init__(self, table: StageTable, prio: list[int]) -> None:
+        self._prio = prio
+        self._q: list[tuple[int, int, int]] = []
+        self._seq = 0
+
+    def push(self, sid: int) -> None:
+        """Insert behind every waiting stage of priority >= its own."""
+        self._seq += 1
+        insort(self._q, (-self._prio[sid], self._seq, sid))
+
+    def pop(self) -> int | None:
+        """The front."""
+        return self._q.pop(0)[2] if self._q else None
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+class AstraPriorityScf:
+    """ASTRA's SmallestFirst list: FIFO path for AR / A2A stages, size path otherwise."""
+
+    __slots__ = ("_phase", "_prio", "_q", "_size")
+
+    def __init__(self, table: StageTable, prio: list[int]) -> None:
+        self._prio = prio
+        self._size = table.input_bytes
+        self._phase = table.phase
+        self._q: list[int] = []
+
+    def push(self, sid: int) -> None:
+        """Insert as ``Sys::insert_stream`` does."""
+        q = self._q
+        i, n = 0, len(q)
+        if self._phase[sid] in FIFO_PATH_PHASES:
+            prio = self._prio
+            p = prio[sid]
+            while i < n and prio[q[i]] >= p:
+                i += 1
+        else:
+            size = self._size
+            m = size[sid]
+            while i < n and size[q[i]] < m:
+                i += 1
+        q.insert(i, sid)
+
+    def pop(self) -> int | None:
+        """The front."""
+        return self._q.pop(0) if self._q else None
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+def make_queue(intra: str, astra: bool, table: StageTable, prio: list[int]):
+    """One dimension's queue for discipline ``intra`` (any registered name)."""
+    key = str(intra).strip().lower()
+    if key == "fifo":
+        return PriorityFifo(table, prio)
+    if key in ("scf", "smallestfirst", "smallest-first", "smallest_first") and astra:
+        return AstraPriorityScf(table, prio)
+    return make_discipline(intra, table)

@@ -1,0 +1,172 @@
+"""``simulate_training``: one NPU's training timeline of a workload on a network."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from themis.timing import make_timing
+from themis.timing.base import Timing
+from themis.training.config import (
+    CollectiveRecord,
+    DimStats,
+    Phase,
+    Timeline,
+    TrainingConfig,
+    TrainingResult,
+)
+from themis.training.dims import (
+    TRANSFORMERS,
+    dimension_mask,
+    logical_network,
+    scaled,
+    split_algorithms,
+)
+from themis.training.engine import Engine
+from themis.training.loops import LOOPS
+from themis.training.planner import Planner, involved
+from themis.training.runner import Run
+from topologies.errors import InputError
+from topologies.network import Network
+from topologies.workload import CommType, Layer, Workload
+
+ASTRA = "astra-sim-1.0"
+KINDS = {CommType.ALLREDUCE: "all-reduce", CommType.ALLGATHER: "all-gather",
+         CommType.REDUCESCATTER: "reduce-scatter", CommType.ALLTOALL: "all-to-all"}
+
+
+class _Timings(dict):
+    """Timing models per collective kind, made on first use (each kind has its algorithms)."""
+
+    def __init__(self, cfg: TrainingConfig, network: Network, split: int | None) -> None:
+        super().__init__()
+        self.cfg, self.network, self.split = cfg, network, split
+
+    def __missing__(self, kind: str) -> Timing:
+        cfg = self.cfg
+        algos = split_algorithms(cfg.algorithms_for(kind), self.split)
+        if kind == "all-to-all":
+            if algos is None:
+                algos = ("direct",) * self.network.ndims
+            if cfg.timing == ASTRA and any(a != "direct" for a in algos):
+                raise InputError("ASTRA-sim 1.0's all-to-all is reproduced for the direct "
+                                 "algorithm only", "all-to-all-implementation", "_".join(algos))
+        tm = make_timing(cfg.timing, self.network, algos, cfg.endpoint_delay_ns)
+        self[kind] = tm
+        return tm
+
+
+def scale_workload(wl: Workload, cfg: TrainingConfig) -> Workload:
+    """Compute times and sizes times the scales (float32 under ``astra-sim-1.0``)."""
+    exact = cfg.timing == ASTRA
+    cs, ms = cfg.compute_scale, cfg.comm_scale
+
+    def one(layer: Layer) -> Layer:
+        return replace(
+            layer,
+            fwd_compute_ns=scaled(layer.fwd_compute_ns, cs, exact),
+            ig_compute_ns=scaled(layer.ig_compute_ns, cs, exact),
+            wg_compute_ns=scaled(layer.wg_compute_ns, cs, exact),
+            fwd_size_bytes=scaled(layer.fwd_size_bytes, ms, exact),
+            ig_size_bytes=scaled(layer.ig_size_bytes, ms, exact),
+            wg_size_bytes=scaled(layer.wg_size_bytes, ms, exact))
+
+    return replace(wl, layers=tuple(one(layer) for layer in wl.layers))
+
+
+def chunk_sizes(size: int, chunks: int, astra: bool, where: str) -> list[int]:
+    """ASTRA-sim's chunking (chunks of S // C while bytes remain) or the project's
+    (C chunks of S // C plus one remainder chunk)."""
+    c = size // chunks
+    if c == 0:
+        raise InputError(f"{where}: a collective of {size} bytes cannot be cut into {chunks} "
+                         "chunks (ASTRA-sim 1.0 never ends on it)", "chunks", chunks)
+    if astra:
+        sizes = [c] * (size // c)
+        if size % c:
+            sizes.append(size % c)
+        return sizes
+    sizes = [c] * chunks
+    if size - c * chunks:
+        sizes.append(size - c * chunks)
+    return sizes
+
+
+def simulate_training(workload: Workload, network: Network,
+                      config: TrainingConfig | None = None, bound: bool = True
+                      ) -> TrainingResult:
+    """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
+
+    Returns the end time, pass ends, per-layer compute / comm / exposed,
+    every collective, per-dimension busy time, a timeline and (with
+    ``bound``) the iteration lower bound of :mod:`themis.training.bound`.
+    Raises :class:`~topologies.errors.InputError` for inputs ASTRA-sim
+    cannot run (an ALLREDUCEALLTOALL collective, a collective smaller than
+    the chunk count, a non-direct all-to-all under ``astra-sim-1.0``...).
+    """
+    t0 = time.perf_counter()
+    cfg = config or TrainingConfig()
+    astra = cfg.timing == ASTRA
+    group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
+    lnet, b, split = logical_network(network, group)
+    wl = scale_workload(workload, cfg)
+    timings = _Timings(cfg, lnet, split)
+    engine = Engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra)
+    planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
+    masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
+
+    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
+        layer = wl.layers[i]
+        ctype = getattr(layer, f"{phase}_type")
+        if ctype is CommType.NONE:
+            return None
+        if ctype is CommType.ALLREDUCEALLTOALL:
+            raise InputError(f"{workload.file or workload.name}: layer {i} ({layer.name}) issues "
+                             "an ALLREDUCEALLTOALL collective, which ASTRA-sim 1.0 aborts on",
+                             f"{phase}_type", str(ctype))
+        kind = KINDS[ctype]
+        mask = masks.get((i, phase))
+        if mask is None:
+            mask = masks[(i, phase)] = dimension_mask(wl, i, phase, lnet.ndims, b)
+        prio = run.priority(highest)
+        now = engine.now
+        planner.note_issue(now)
+        dims = involved(lnet, mask)
+        if not dims:
+            return None
+        size = getattr(layer, f"{phase}_size_bytes")
+        sizes = chunk_sizes(size, cfg.chunks, astra, f"layer {i} ({layer.name}) {phase}")
+        routes = planner.routes(kind, mask, sizes[0], len(sizes), now)
+        plans = planner.plans(kind, routes)
+        rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
+                               chunks=len(sizes), priority=prio)
+        engine.issue(kind, sizes, plans, prio,
+                     lambda cid, t: run.collective_done(rec, i, phase, t))
+        return rec
+
+    run = Run(len(wl.layers), [layer.name for layer in wl.layers], issue, engine,
+              [layer.update_ns for layer in wl.layers])
+    run._step = 1 if cfg.scheduling_policy == "LIFO" else -1
+    run.start(LOOPS[wl.parallelism](run, wl, cfg.passes))
+    engine.run()
+    if run.end_ns is None:
+        raise RuntimeError("the training loop never finished (a wait nothing answers)")
+    end = run.end_ns
+    k = cfg.active_chunks
+    dims = [DimStats(d, dm.kind, dm.npus, engine.busy[d], engine.busy[d] / (end * k) if end else 0,
+                     engine.sent[d]) for d, dm in enumerate(lnet.dims)]
+    table = engine.table
+    timeline = Timeline(run.compute, [
+        (table.dim[s], engine.coll[s], engine.chunk[s], engine.start[s], engine.end[s])
+        for s in range(len(table))])
+    result = TrainingResult(
+        workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
+        pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total, layers=run.layer_stats(),
+        dims=dims, collectives=run.records, timeline=timeline, config=cfg,
+        logical_npus=tuple(d.npus for d in lnet.dims))
+    if bound:
+        from themis.training.bound import iteration_bound
+
+        result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings)
+    result.wall_s = time.perf_counter() - t0
+    return result
