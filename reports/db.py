@@ -53,6 +53,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("runtime_s", "REAL"),
     ("time_limit_s", "REAL"),
     ("threads", "INTEGER"),
+    ("solver_params", "TEXT"),      # JSON of the solver parameters asked for, if any
     ("valid", "INTEGER"),
     ("versions", "TEXT"),           # JSON: python, ortools, pulp, highspy, themis-sched
     ("host", "TEXT"),
@@ -79,7 +80,12 @@ _INSERT = (
 
 
 def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
-    """Open (and with ``create``, initialise) a sweep database in WAL mode."""
+    """Open a sweep database: with ``create``, for writing (created and initialised if
+    missing, WAL mode; only its own folder may be created); else read-only.
+
+    A read-only open changes nothing (an empty file stays empty); a file that
+    is not a sweep database is an :class:`InputError`.
+    """
     from topologies.errors import InputError
 
     p = Path(path)
@@ -90,17 +96,30 @@ def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
 
         make_output_dir(p.parent, "--db")
     try:
-        conn = sqlite3.connect(str(p), timeout=30.0)
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
         if create:
+            conn = sqlite3.connect(str(p), timeout=30.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
-        elif not conn.execute("SELECT name FROM sqlite_master WHERE name = 'results'").fetchone():
-            raise InputError("not a sweep database (no results table)", "DB", str(p))
+            have = _columns(conn)
+            with conn:  # a database from an older version: add the new columns
+                for c, t in COLUMNS:
+                    if c not in have:
+                        conn.execute(f"ALTER TABLE results ADD COLUMN {c} {t}")
+        else:
+            conn = sqlite3.connect(f"{p.resolve().as_uri()}?mode=ro", uri=True, timeout=30.0)
+            if not conn.execute("SELECT name FROM sqlite_master "
+                                "WHERE name = 'results'").fetchone():
+                conn.close()
+                raise InputError("not a sweep database (no results table)", "DB", str(p))
     except sqlite3.DatabaseError as err:
         raise InputError(f"cannot open the database ({err})", "DB", str(p)) from None
     conn.row_factory = sqlite3.Row
     return conn
+
+
+def _columns(conn: sqlite3.Connection) -> set[str]:
+    return {r[1] for r in conn.execute("PRAGMA table_info(results)")}
 
 
 def store(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
@@ -136,9 +155,11 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, str]:
 
 def read_rows(conn: sqlite3.Connection, schedules: bool = False) -> list[dict[str, Any]]:
     """Every result row as a dict (``schedule_json`` only with ``schedules``)."""
-    cols = [c for c in COLUMN_NAMES if schedules or c != "schedule_json"]
+    have = _columns(conn)
+    cols = [c for c in COLUMN_NAMES if (schedules or c != "schedule_json") and c in have]
     cur = conn.execute(f"SELECT {', '.join(cols)} FROM results ORDER BY rowid")
-    return [dict(zip(cols, r, strict=True)) for r in cur]
+    return [dict(zip(cols, r, strict=True)) | {c: None for c in COLUMN_NAMES
+                                               if c not in have} for r in cur]
 
 
 def read_schedule(conn: sqlite3.Connection, task_key: str) -> Any:

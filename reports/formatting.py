@@ -32,16 +32,32 @@ def _json_default(o: Any) -> Any:
 
 
 def format_table(headers: list[str], rows: list[list[Any]]) -> str:
-    """A plain aligned text table."""
-    cells = [[str(h) for h in headers]] + [[_fmt(c) for c in r] for r in rows]
-    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-    lines = []
-    for j, r in enumerate(cells):
-        lines.append("  ".join(c.rjust(w) if j and _numeric(c) else c.ljust(w)
-                               for c, w in zip(r, widths, strict=True)).rstrip())
-        if j == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+    """A plain aligned text table (rendered by :mod:`rich`, no colours or box drawing).
+
+    Headers and text cells are left-aligned, numeric cells right-aligned; a
+    line of dashes under the header. rich measures cell widths (``µs``...)
+    correctly; the same text is printed on a terminal and into a pipe.
+    """
+    import io
+
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    plain = box.Box("    \n    \n -  \n    \n    \n    \n    \n    \n", ascii=True)
+    table = Table(box=plain, show_edge=False, pad_edge=False, padding=(0, 1),
+                  collapse_padding=True)
+    for h in headers:
+        table.add_column(Text(str(h), justify="left"), no_wrap=True)
+    for r in rows:
+        cells = [_fmt(c) for c in r]
+        table.add_row(*(Text(c, justify="right" if j and _numeric(c) else "left")
+                        for j, c in enumerate(cells)))
+    buf = io.StringIO()
+    Console(file=buf, width=100_000, color_system=None, force_terminal=False,
+            highlight=False).print(table)
+    return "\n".join(line.rstrip() for line in buf.getvalue().rstrip("\n").split("\n"))
 
 
 def _fmt(c: Any) -> str:

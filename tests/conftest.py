@@ -3,19 +3,14 @@
 ``--solvers cpsat,cbc,highs`` selects the exact solvers the tests of
 ``tests/solvers`` run (a test asking for the ``solver`` fixture is
 parametrized over them).
+
+``tests`` and its sub-folders are packages (``tests.solvers.solver_cases``...),
+so pytest puts the repository root on ``sys.path`` and the test folders never
+shadow the project's packages of the same name; shared test helpers are
+imported by their full name (``from tests.solvers.solver_cases import small``).
 """
 
 from __future__ import annotations
-
-import os
-import sys
-
-# pytest (prepend import mode) puts this directory on sys.path to import this file;
-# its sub-directories are named like the packages (solvers/, themis/, topologies/)
-# and would shadow them as namespace packages. Take it off again.
-_HERE = os.path.dirname(os.path.abspath(__file__))
-while _HERE in sys.path:
-    sys.path.remove(_HERE)
 
 ALL_SOLVERS = "cpsat,cbc,highs"
 

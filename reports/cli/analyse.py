@@ -24,10 +24,15 @@ from topologies.errors import InputError
 def _add_methods(p: argparse.ArgumentParser, solvers: str, time_limit_s: float,
                  ag_help: str) -> None:
     """--policies, --intra, --solvers, --time-limit, --ag-order."""
-    p.add_argument("--policies", default="baseline,round-robin,themis", metavar="LIST",
-                   help="comma-separated policies (default baseline,round-robin,themis)")
-    p.add_argument("--intra", default="fifo,scf", metavar="LIST",
-                   help="comma-separated intra-dimension disciplines (default fifo,scf)")
+    from reports.methods import DEFAULT_INTRAS, DEFAULT_POLICIES
+
+    policies, intras = ",".join(DEFAULT_POLICIES), ",".join(DEFAULT_INTRAS)
+    p.add_argument("--policies", default=policies, metavar="LIST",
+                   help=f"comma-separated policies: any name simulate accepts, including "
+                        f"registered ones, or a fixed route like 2,0,1 (consecutive numbers "
+                        f"form one route) (default {policies})")
+    p.add_argument("--intra", default=intras, metavar="LIST",
+                   help=f"comma-separated intra-dimension disciplines (default {intras})")
     p.add_argument("--solvers", default=solvers, metavar="LIST",
                    help=f"comma-separated solvers (default {solvers}; '' for none)")
     p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
@@ -74,7 +79,10 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
         "sweep", help="run a TOML grid of instances x methods into a SQLite database",
         description="Run (or resume) a sweep: every task of SPEC.toml not yet in the "
                     "database, locally or on Dask. Finished results are committed one by "
-                    "one; rerun the same command to resume after an interruption.")
+                    "one; rerun the same command to resume after an interruption. One sweep "
+                    "at a time per database: a second sweep on a database in use stops with "
+                    "an error (the lock is released when the first exits, even if killed). "
+                    "Worker processes exit when the sweep driver dies.")
     p.add_argument("spec", metavar="SPEC.toml", help="the sweep spec")
     p.add_argument("--db", required=True, metavar="FILE.sqlite",
                    help="results database (created if missing; its folder too, one "
@@ -89,7 +97,7 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "report", help="README, CSV and plots from a sweep database",
         description="Write DIR/README.md (what was run, tables, summary), DIR/results.csv "
-                    "and PNG plots from a sweep database.")
+                    "and PNG plots from a sweep database. The database is opened read-only.")
     p.add_argument("db", metavar="RESULTS.sqlite", help="a database written by themis sweep")
     p.add_argument("--out", required=True, metavar="DIR",
                    help="output folder (created if missing, one level: its parent must exist)")
@@ -98,7 +106,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """``themis compare``."""
-    from reports.compare import canonical_name, compare, format_comparison, parse_names
+    from reports.compare import compare, format_comparison
+    from reports.methods import canonical_name, parse_names
 
     policies = parse_names(args.policies, "policy", "--policies")
     intra = parse_names(args.intra, "intra", "--intra")
@@ -128,9 +137,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _compare_gantt(comp: Any, path: str) -> None:
     from reports.plots import plot_gantt_pair
+    from reports.records import Kind
 
-    policies = [r for r in comp.rows if r.kind == "policy" and r.schedule is not None]
-    solved = [r for r in comp.rows if r.kind == "solver" and r.schedule is not None and r.valid]
+    policies = [r for r in comp.rows if r.kind == Kind.POLICY and r.schedule is not None]
+    solved = [r for r in comp.rows if r.kind == Kind.SOLVER and r.schedule is not None
+              and r.valid]
     left = next((r for r in policies if r.method == "themis/scf"), None) or \
         (policies[0] if policies else None)
     right = min(solved, key=lambda r: r.makespan_ns) if solved else None
@@ -154,13 +165,17 @@ def _numbers(text: str, flag: str, kind: type) -> list:
 
 def cmd_spec(args: argparse.Namespace) -> int:
     """``themis spec``."""
-    from reports.spec import spec_text, write_spec
+    from reports.methods import parse_names
+    from reports.sweep.spec_writer import spec_text, write_spec
 
     check_output(args.out, "--out")
     text = spec_text(
         args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
-        _split(args.policies), _split(args.intra), _split(args.solvers), args.time_limit,
-        _split(args.ag_order), _numbers(args.endpoint_delay, "--endpoint-delay", float),
+        list(parse_names(args.policies, "policy", "--policies")),
+        list(parse_names(args.intra, "intra", "--intra")),
+        list(parse_names(args.solvers, "solver", "--solvers")), args.time_limit,
+        [str(a) for a in parse_names(args.ag_order, "ag_order", "--ag-order")],
+        _numbers(args.endpoint_delay, "--endpoint-delay", float),
         out=args.out, title=args.title)
     if args.out:
         write_spec(text, args.out)

@@ -7,7 +7,9 @@ import json
 import pytest
 
 from reports.cli import main
-from reports.compare import compare, parse_names, reference
+from reports.compare import compare
+from reports.methods import parse_names
+from reports.scoring import reference, score
 from themis.instance import Instance
 from topologies.errors import InputError
 from topologies.presets import resolve_network
@@ -24,56 +26,108 @@ def comparison(tiny: Instance):
     return compare(tiny, solvers=("cpsat",), time_limit_s=20, threads=1)
 
 
-def test_compare_agrees_with_simulate_and_solve(tiny: Instance, comparison) -> None:
+def test_compare_agrees_with_solve_and_scores_rows(tiny: Instance, comparison) -> None:
     from solvers import solve
 
     assert [r.method for r in comparison.rows] == [
         "baseline/fifo", "baseline/scf", "round-robin/fifo", "round-robin/scf",
         "themis/fifo", "themis/scf", "cpsat"]
-    for policy in ("baseline", "round-robin", "themis"):
-        for intra in ("fifo", "scf"):
-            row = comparison.row(f"{policy}/{intra}")
-            assert row.kind == "policy" and row.status == "simulated"
-            assert row.makespan_ns == tiny.simulate(policy, intra).makespan_ns
+    assert [(b.method, b.ag_order) for b in comparison.bounds] == [("bound", "reverse")]
     solved = solve(tiny, solver="cpsat", time_limit_s=20, threads=1)
     row = comparison.row("cpsat")
     assert solved.status == row.status == "optimal"
     assert row.makespan_ns == pytest.approx(solved.makespan_ns, rel=1e-9)
-    # scoring
-    makespans = [r.makespan_ns for r in comparison.rows]
-    assert comparison.best_ns == min(makespans)
-    assert comparison.best_proven
+    # Every policy schedule is feasible for the reverse variant: none beats the optimum.
+    assert comparison.best_ns == pytest.approx(row.makespan_ns, rel=1e-9)
+    assert comparison.best_proven and row.gap == pytest.approx(0, abs=1e-12)
     assert comparison.lower_bound_ns <= comparison.best_ns * (1 + 1e-9)
     for r in comparison.rows:
-        assert r.gap == pytest.approx((r.makespan_ns - comparison.best_ns) / comparison.best_ns)
-        assert r.gap_bound == pytest.approx(
-            (r.makespan_ns - comparison.lower_bound_ns) / comparison.lower_bound_ns)
-        assert r.gap >= 0 and r.gap_bound >= r.gap - 1e-12
+        assert r.kind == ("solver" if r.method == "cpsat" else "policy")
+        assert r.gap >= -1e-12 and r.gap_bound >= r.gap - 1e-12
     assert comparison.row("round-robin/fifo").gap > 0.1
+
+
+def test_compare_known_answers_with_a_fixed_route() -> None:
+    """Ring 2 @ 2 x Ring 2 @ 1 GB/s (GiB/s), no latency, 8 MiB in one chunk.
+
+    Route (0, 1): RS S/2 at 2, then S/4 at 1; AG the same back: S/4 * 4 = S per GiB/s,
+    8 MiB -> 2**23 / 2**30 s = 7,812,500 ns. Route (1, 0): S/2 at 1, S/4 at 2, twice:
+    1.25 S = 9,765,625 ns, a gap of exactly 25%. One chunk: the best route is optimal.
+    """
+    from tests.solvers.solver_cases import binary_network
+
+    inst = Instance(binary_network(), 8 << 20, 1)
+    comp = compare(inst, ["themis", "1,0"], ["fifo"], ["cpsat"], time_limit_s=20, threads=1)
+    assert comp.row("themis/fifo").makespan_ns == pytest.approx(7_812_500, rel=1e-12)
+    fixed = comp.row("1,0/fifo")
+    assert fixed.policy == "1,0" and fixed.makespan_ns == pytest.approx(9_765_625, rel=1e-12)
+    assert comp.best_ns == pytest.approx(7_812_500, rel=1e-9) and comp.best_proven
+    assert fixed.gap == pytest.approx(0.25, rel=1e-9)
+    with pytest.raises(InputError) as err:
+        compare(inst, ["0,1,2"], ["fifo"], [])
+    assert err.value.field == "route" or "permutation" in err.value.reason
+
+
+def test_a_registered_policy_is_usable_from_compare_and_the_cli(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A policy registered in the test runs by its name, like in simulate."""
+    from dataclasses import dataclass
+
+    from themis.policies import base
+
+    @dataclass
+    class Backwards:
+        """Every chunk takes the active dimensions in descending order."""
+
+        name: str = "backwards"
+
+        def routes(self, collective, network):
+            return [tuple(reversed(network.active_dims))] * len(collective.chunk_sizes())
+
+    monkeypatch.setitem(base._POLICIES, "backwards", Backwards)
+    from tests.solvers.solver_cases import binary_network
+
+    inst = Instance(binary_network(), 8 << 20, 1)
+    comp = compare(inst, ["backwards", "1,0"], ["fifo"], [])
+    # Backwards on two dimensions is the route (1, 0): 9,765,625 ns (see above).
+    assert comp.row("backwards/fifo").makespan_ns == pytest.approx(9_765_625, rel=1e-12)
+    assert comp.row("backwards/fifo").makespan_ns == comp.row("1,0/fifo").makespan_ns
+    assert main(["compare", "small-2d", "--chunks", "2", "--solvers", "",
+                 "--policies", "backwards,themis,1,0", "--intra", "fifo", "--json"]) == 0
+    methods = [r["method"] for r in json.loads(capsys.readouterr().out)["rows"]]
+    assert methods == ["backwards/fifo", "themis/fifo", "1,0/fifo"]
 
 
 def test_reference_rules() -> None:
     """Free-AG schedules do not count as best for the reverse variant; reverse LBs not for free."""
-    from types import SimpleNamespace as R
+    from reports.records import MethodResult
 
-    rows = [R(kind="policy", ag_order="reverse", status="simulated", makespan_ns=110.0,
-              lower_bound_ns=None, valid=True),
-            R(kind="solver", ag_order="free", status="optimal", makespan_ns=90.0,
-              lower_bound_ns=90.0, valid=True),
-            R(kind="bound", ag_order="reverse", status="bound", makespan_ns=None,
-              lower_bound_ns=100.0, valid=True)]
-    assert reference(rows, "reverse") == (110.0, 100.0, False)
-    assert reference(rows, "free") == (90.0, 90.0, True)
+    rows = [MethodResult("themis/scf", "policy", "simulated", makespan_ns=110.0),
+            MethodResult("cpsat", "solver", "optimal", "free", makespan_ns=90.0,
+                         lower_bound_ns=90.0),
+            MethodResult("bound", "bound", "bound", "reverse", lower_bound_ns=100.0)]
+    rev, free = reference(rows, "reverse"), reference(rows, "free")
+    assert (rev.best_ns, rev.lower_bound_ns, rev.proven) == (110.0, 100.0, False)
+    assert (free.best_ns, free.lower_bound_ns, free.proven) == (90.0, 90.0, True)
+    # scored against its own variant: the free optimum has no negative gap to a reverse LB
+    score(rows)
+    assert rows[1].gap == 0.0 and rows[1].gap_bound == 0.0
+    assert rows[0].gap == 0.0 and rows[0].gap_bound == pytest.approx(0.1)
 
 
 def test_parse_names() -> None:
     assert parse_names("themis, offlineGreedy,baseline", "policy", "--policies") == (
         "themis", "baseline")
+    assert parse_names("themis,2,0,1,baseline,1,0", "policy", "--policies") == (
+        "themis", "2,0,1", "baseline", "1,0")
     assert parse_names("", "solver", "--solvers") == ()
     assert parse_names("FIFO,smallestFirst", "intra", "--intra") == ("fifo", "scf")
     with pytest.raises(InputError) as err:
         parse_names("cpsat,gurobi", "solver", "--solvers")
     assert err.value.field == "--solvers" and err.value.value == "gurobi"
+    with pytest.raises(InputError) as err:
+        parse_names("themis,greedy", "policy", "--policies")
+    assert "fixed" not in err.value.reason.split("(")[1].split(",")[0]
 
 
 def test_cli_compare_json(capsys: pytest.CaptureFixture[str]) -> None:

@@ -65,7 +65,18 @@ def test_report_from_a_solved_sweep(solved_db: Path, tmp_path: Path,
         assert (out / name).read_bytes()[:8] == PNG, name
     with open(out / "results.csv", newline="") as f:
         table = list(csv.DictReader(f))
-    assert len(table) == 2 * (1 + 6 + 2)  # per instance: bound, 6 policies, 2 solvers
+    # per instance: a bound per AG variant, 6 policies, 2 solvers (one per variant)
+    assert len(table) == 2 * (2 + 6 + 2)
+    bounds = {(r["instance_key"], r["ag_order"]): float(r["lower_bound_ns"]) for r in table
+              if r["kind"] == "bound"}
+    assert len(bounds) == 4
+    for r in table:
+        if r["kind"] == "bound":
+            continue
+        variant = "free" if r["kind"] == "solver" and r["ag_order"] == "free" else "reverse"
+        # every row is scored against the bound of its own variant: never a negative gap
+        assert float(r["best_lower_bound_ns"]) >= bounds[(r["instance_key"], variant)]
+        assert float(r["gap_bound"]) >= -1e-9 and float(r["gap"]) >= -1e-9
     assert "schedule_json" not in table[0]
     assert {r["proven_optimal"] for r in table} == {"1"}
     best = [r for r in table if r["gap"] not in ("", None) and float(r["gap"]) == 0.0]

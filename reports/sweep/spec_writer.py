@@ -10,10 +10,10 @@ becomes a published report in three commands::
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from topologies.errors import InputError
 from topologies.files import atomic_write
@@ -31,11 +31,7 @@ def _network_entry(spec: str, out_dir: Path | None) -> str:
     return spec
 
 
-def _toml_list(values: Sequence[object]) -> str:
-    return "[" + ", ".join(json.dumps(v) for v in values) + "]"
-
-
-def spec_text(
+def spec_data(
     networks: Sequence[str],
     sizes: Sequence[str],
     chunks: Sequence[int],
@@ -47,35 +43,44 @@ def spec_text(
     endpoint_delays_ns: Sequence[float] = (0.0,),
     out: str | None = None,
     title: str = "",
-) -> str:
-    """The TOML text of a one-grid spec; validated by parsing it like ``themis sweep``."""
-    from reports.sweep import parse_spec
-
+    solver_params: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The spec as a TOML-ready dict (one ``[[grid]]``)."""
     out_dir = Path(out).parent if out else None
-    entries = [_network_entry(n, out_dir) for n in networks]
-    lines = [
-        f"title = {json.dumps(title or 'Sweep of ' + ', '.join(networks))}",
-        f"time_limit_s = {float(time_limit_s)!r}",
-        f"ag_order = {_toml_list(list(ag_orders))}",
-        "",
-        "[[grid]]",
-        f"networks = {_toml_list(entries)}",
-        f"sizes = {_toml_list(list(sizes))}",
-        f"chunks = {_toml_list([int(c) for c in chunks])}",
-        f"endpoint_delay_ns = {_toml_list([float(e) for e in endpoint_delays_ns])}",
-        f"policies = {_toml_list(list(policies))}",
-        f"intra = {_toml_list(list(intra))}",
-        f"solvers = {_toml_list(list(solvers))}",
-        "",
-    ]
-    text = "\n".join(lines)
+    data: dict[str, Any] = {
+        "title": title or "Sweep of " + ", ".join(networks),
+        "time_limit_s": float(time_limit_s),
+        "ag_order": list(ag_orders),
+    }
+    if solver_params:
+        data["solver_params"] = dict(solver_params)
+    data["grid"] = [{
+        "networks": [_network_entry(n, out_dir) for n in networks],
+        "sizes": list(sizes),
+        "chunks": [int(c) for c in chunks],
+        "endpoint_delay_ns": [float(e) for e in endpoint_delays_ns],
+        "policies": list(policies),
+        "intra": list(intra),
+        "solvers": list(solvers),
+    }]
+    return data
+
+
+def spec_text(*args: Any, **kwargs: Any) -> str:
+    """The TOML text of a one-grid spec (arguments of :func:`spec_data`), written with
+    tomli-w and validated by parsing it back like ``themis sweep``."""
     import tomllib
 
+    import tomli_w
+
+    from reports.sweep.spec import parse_spec
+
+    text = tomli_w.dumps(spec_data(*args, **kwargs))
+    out = kwargs.get("out")
     where = out or str(Path.cwd() / "spec.toml")
     spec = parse_spec(tomllib.loads(text), text, where)
     counts = ", ".join(f"{n} {kind}" for kind, n in spec.counts().items())
-    note = f"# {spec.instances} instances, {len(spec.tasks)} tasks ({counts})\n[[grid]]"
-    return text.replace("[[grid]]", note, 1)
+    return f"# {spec.instances} instances, {len(spec.tasks)} tasks ({counts})\n{text}"
 
 
 def write_spec(text: str, out: str) -> None:

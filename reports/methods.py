@@ -1,0 +1,323 @@
+"""One way to run a method on an instance: :class:`Method` and :func:`run_method`.
+
+A method is a policy under an intra-dimension discipline (simulated, alpha-beta,
+k = 1), an exact solver for one AG variant, or the lower bounds LB0-LB3 of one
+AG variant. ``themis compare`` and ``themis sweep`` both build methods here and
+run them with :func:`run_method`, which returns the one result record
+:class:`reports.records.MethodResult`.
+
+Names come from the registries, so anything ``themis simulate`` accepts works
+here too: every registered policy (``themis.policies.register_policy``,
+including the user's own), ASTRA-sim's aliases, and fixed routes such as
+``2,0,1`` (one route for every chunk; ``2,0,1;0,1,2`` cycles through routes);
+every discipline :func:`themis.queues.canonical_intra` accepts; the solvers of
+:data:`solvers.SOLVERS`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from reports.records import AgOrder, Kind, MethodResult, Status
+from topologies.errors import InputError
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from themis.instance import Instance
+    from themis.policies import InterPolicy
+
+#: The policies and disciplines run when none are named (a default choice, not a
+#: list of what exists: that is the registry).
+DEFAULT_POLICIES: tuple[str, ...] = ("baseline", "round-robin", "themis")
+DEFAULT_INTRAS: tuple[str, ...] = ("fifo", "scf")
+
+#: Other spellings of solver names.
+SOLVER_ALIASES: dict[str, str] = {"cp-sat": "cpsat", "ortools": "cpsat"}
+
+#: Policies whose schedule a sweep stores (solvers' schedules are always stored).
+SCHEDULED_POLICIES: tuple[str, ...] = ("themis", "baseline")
+
+
+# -- names -------------------------------------------------------------------------
+def is_route(text: object) -> bool:
+    """A fixed route (``2,0,1``) rather than a policy name: it has a digit, like simulate."""
+    return isinstance(text, str) and any(ch.isdigit() for ch in text)
+
+
+def policy_choices() -> list[str]:
+    """Registered policies that run by their name alone (``fixed`` needs a route)."""
+    from themis.policies import make_policy, policy_names
+
+    out = []
+    for name in policy_names():
+        try:
+            make_policy(name)
+        except (InputError, TypeError):
+            continue
+        out.append(name)
+    return out
+
+
+def make_policy_object(name: str) -> InterPolicy:
+    """The policy object of a canonical name or a fixed route."""
+    from themis.policies import FixedRoute, make_policy
+
+    return FixedRoute(name) if is_route(name) else make_policy(name)
+
+
+def canonical_policy(value: object, field_name: str, file: str = "") -> str:
+    """The canonical name of a policy (``offlineGreedy`` -> ``themis``), or a route text."""
+    from themis.policies import FixedRoute
+
+    if is_route(value):
+        try:
+            routes = FixedRoute(str(value)).routes_
+        except InputError as err:
+            raise InputError(err.reason, field_name, value, file) from None
+        return ";".join(",".join(str(d) for d in r) for r in routes)
+    choices = policy_choices()
+    if isinstance(value, str):
+        try:
+            name = make_policy_object(value).name
+        except (InputError, TypeError):
+            name = None
+        if name in choices:
+            return name
+        key = value.strip().lower()
+        if key in choices:  # a registered policy whose object reports another name
+            return key
+    raise InputError(f"unknown policy (expected one of {', '.join(choices)}, or a fixed "
+                     "route like 2,0,1)", field_name, value, file)
+
+
+def canonical_intra(value: object, field_name: str, file: str = "") -> str:
+    """The canonical name of an intra-dimension discipline (``smallestFirst`` -> ``scf``)."""
+    from themis.queues import canonical_intra as themis_canonical
+
+    try:
+        if not isinstance(value, str):
+            raise InputError("must be a name", field_name, value)
+        return themis_canonical(value)
+    except InputError as err:
+        raise InputError(err.reason, field_name, value, file) from None
+
+
+def canonical_solver(value: object, field_name: str, file: str = "") -> str:
+    """The canonical name of an exact solver."""
+    from solvers import SOLVERS
+
+    key = value.strip().lower() if isinstance(value, str) else None
+    key = SOLVER_ALIASES.get(key, key) if key is not None else None
+    if key not in SOLVERS:
+        raise InputError(f"unknown solver (expected one of {', '.join(SOLVERS)})",
+                         field_name, value, file)
+    return key
+
+
+def canonical_ag_order(value: object, field_name: str, file: str = "") -> AgOrder:
+    """``reverse`` or ``free``."""
+    key = value.strip().lower() if isinstance(value, str) else None
+    if key not in set(AgOrder):
+        raise InputError(f"unknown AG order (expected one of {', '.join(AgOrder)})",
+                         field_name, value, file)
+    return AgOrder(key)
+
+
+_CANONICAL = {"policy": canonical_policy, "intra": canonical_intra,
+              "solver": canonical_solver, "ag_order": canonical_ag_order}
+
+
+def canonical_name(value: object, kind: str, field_name: str, file: str = "") -> str:
+    """The canonical ``policy`` / ``intra`` / ``solver`` / ``ag_order`` name of ``value``."""
+    return _CANONICAL[kind](value, field_name, file)
+
+
+def split_list(text: str, kind: str, flag: str) -> list[str]:
+    """A comma-separated CLI list; consecutive numbers form one fixed route
+    (``themis,2,0,1`` is Themis and the route 2,0,1)."""
+    parts = [p.strip() for p in text.split(",")]
+    if not text.strip():
+        return []
+    if any(not p for p in parts):
+        raise InputError(f"empty entry in the {kind} list", flag, text)
+    out: list[str] = []
+    for p in parts:
+        if kind == "policy" and is_route(p) and out and is_route(out[-1]):
+            out[-1] = f"{out[-1]},{p}"
+        else:
+            out.append(p)
+    return out
+
+
+def parse_names(text: str, kind: str, flag: str) -> tuple[str, ...]:
+    """A comma-separated CLI list (``--policies baseline,themis``) -> canonical names.
+
+    An empty string is an empty list; duplicates are dropped.
+    """
+    out: list[str] = []
+    for part in split_list(text, kind, flag):
+        name = canonical_name(part, kind, flag)
+        if name not in out:
+            out.append(name)
+    return tuple(out)
+
+
+def solver_params_json(params: Mapping[str, Any] | None) -> str | None:
+    """Solver parameters as canonical JSON (``None`` when there are none)."""
+    return json.dumps(dict(params), sort_keys=True, separators=(",", ":")) if params else None
+
+
+# -- methods -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Method:
+    """What to run on an instance. Build with :meth:`policy`, :meth:`solver`, :meth:`bound`.
+
+    ``solver_params``: canonical JSON of the solver's parameters (passed to
+    :func:`solvers.solve`), e.g. a deterministic CP-SAT budget.
+    """
+
+    kind: Kind
+    name: str                       # policy (or route), solver, or "bound"
+    intra: str | None = None
+    ag_order: AgOrder = AgOrder.REVERSE
+    time_limit_s: float | None = None
+    threads: int | None = None
+    solver_params: str | None = None
+
+    @classmethod
+    def policy(cls, policy: str, intra: str) -> Method:
+        """A policy under a discipline (canonical names), reverse AG orders."""
+        return cls(Kind.POLICY, policy, intra)
+
+    @classmethod
+    def solver(cls, solver: str, ag_order: str = AgOrder.REVERSE,
+               time_limit_s: float = 10.0, threads: int | None = None,
+               solver_params: Mapping[str, Any] | None = None) -> Method:
+        """An exact solver for one AG variant."""
+        return cls(Kind.SOLVER, solver, None, AgOrder(ag_order), float(time_limit_s), threads,
+                   solver_params_json(solver_params))
+
+    @classmethod
+    def bound(cls, ag_order: str = AgOrder.REVERSE) -> Method:
+        """LB0-LB3 for one AG variant."""
+        return cls(Kind.BOUND, "bound", None, AgOrder(ag_order))
+
+    @property
+    def label(self) -> str:
+        """The method column: ``themis/scf``, ``2,0,1/fifo``, ``cpsat``, ``bound``."""
+        return f"{self.name}/{self.intra}" if self.kind == Kind.POLICY else self.name
+
+    @property
+    def display(self) -> str:
+        """``themis/scf``, ``cpsat (free)``..."""
+        if self.kind != Kind.POLICY and self.ag_order != AgOrder.REVERSE:
+            return f"{self.label} ({self.ag_order})"
+        return self.label
+
+    def keeps_schedule(self) -> bool:
+        """Whether a sweep stores this method's schedule."""
+        return self.kind == Kind.SOLVER or (self.kind == Kind.POLICY
+                                            and self.name in SCHEDULED_POLICIES)
+
+    def result(self, status: Status, **values: Any) -> MethodResult:
+        """A result record of this method."""
+        return MethodResult(
+            method=self.label, kind=self.kind, status=status, ag_order=self.ag_order,
+            policy=self.name if self.kind == Kind.POLICY else None, intra=self.intra,
+            time_limit_s=self.time_limit_s, threads=self.threads,
+            solver_params=self.solver_params, **values)
+
+
+def method_grid(policies: Sequence[str], intras: Sequence[str], solvers: Sequence[str] = (),
+                ag_orders: Sequence[str] = (AgOrder.REVERSE,), time_limit_s: float | None = None,
+                threads: int | None = None,
+                solver_params: Mapping[str, Any] | None = None) -> list[Method]:
+    """The methods of one instance (canonical names), in the order they are shown.
+
+    The bounds of every AG variant a result is scored for (reverse, the
+    policies' variant, and each of ``ag_orders``), each policy under each
+    discipline, each solver for each AG variant.
+    """
+    variants = [AgOrder.REVERSE] + [AgOrder(a) for a in ag_orders if a != AgOrder.REVERSE]
+    out = [Method.bound(a) for a in variants]
+    out += [Method.policy(p, q) for p in policies for q in intras]
+    out += [Method.solver(s, a, time_limit_s or 10.0, threads, solver_params)
+            for s in solvers for a in ag_orders]
+    return out
+
+
+def check_method(instance: Instance, method: Method) -> None:
+    """Raise an :class:`InputError` if ``method`` cannot run on ``instance`` (a route that
+    is not a permutation of its dimensions)."""
+    if method.kind == Kind.POLICY and is_route(method.name):
+        make_policy_object(method.name).routes(instance.collective, instance.network)
+
+
+def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
+               metrics: bool = True) -> MethodResult:
+    """Run ``method`` on ``instance``; a failure is a result with status ``error``.
+
+    An :class:`InputError` (the user's input is wrong, e.g. a route that is not
+    a permutation of the dimensions) is raised. ``catch_sigint=False`` keeps
+    Ctrl-C from ending a CP-SAT search early as if the time limit had passed
+    (sweeps: the truncated result would be recorded as done). ``metrics`` adds
+    the utilization columns of the schedule.
+    """
+    from themis.metrics import ideal_ns
+
+    t0 = time.perf_counter()
+    ideal = ideal_ns(instance.network, [instance.collective])
+    try:
+        if method.kind == Kind.POLICY:
+            res = instance.simulate(make_policy_object(method.name), method.intra)
+            out = method.result(Status.SIMULATED, makespan_ns=res.makespan_ns,
+                                runtime_s=res.wall_s, schedule=res.schedule)
+        elif method.kind == Kind.SOLVER:
+            out = _run_solver(instance, method, catch_sigint)
+        else:
+            from solvers import bounds
+
+            b = bounds(instance, ag_order=str(method.ag_order))
+            out = method.result(Status.BOUND, lower_bound_ns=b.lb_ns, lb0_ns=b.lb0_ns,
+                                lb1_ns=b.lb1_ns, lb2_ns=b.lb2_ns, lb3_ns=b.lb3_ns,
+                                runtime_s=time.perf_counter() - t0)
+    except InputError:
+        raise
+    except Exception as err:  # a method failing must not lose the other results
+        return method.result(Status.ERROR, ideal_ns=ideal, valid=False,
+                             error=f"{type(err).__name__}: {err}"[:4000],
+                             runtime_s=time.perf_counter() - t0)
+    out.ideal_ns = ideal
+    if metrics and out.schedule is not None:
+        from themis.metrics import compute_metrics
+
+        m = compute_metrics(out.schedule)
+        out.bw_utilization = m.bw_utilization
+        out.dim_utilization = [d.utilization for d in m.dims]
+        out.dim_bytes = [d.bytes for d in m.dims]
+        out.routes = dict(m.routes)
+    return out
+
+
+def _run_solver(instance: Instance, method: Method, catch_sigint: bool) -> MethodResult:
+    import solvers
+
+    extra: dict[str, Any] = json.loads(method.solver_params) if method.solver_params else {}
+    if method.name == "cpsat" and not catch_sigint:
+        extra.setdefault("catch_sigint_signal", False)
+    res = solvers.solve(instance, solver=method.name, time_limit_s=method.time_limit_s or 10.0,
+                        ag_order=str(method.ag_order), threads=method.threads, **extra)
+    valid = bool(res.valid) if res.schedule is not None else True
+    status = Status(res.status) if valid else Status.INVALID
+    return method.result(status, makespan_ns=res.makespan_ns,
+                         lower_bound_ns=res.lower_bound_ns, valid=valid,
+                         runtime_s=float(res.runtime_s), schedule=res.schedule)
+
+
+__all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "SCHEDULED_POLICIES", "Method",
+           "canonical_ag_order", "canonical_intra", "canonical_name", "canonical_policy",
+           "canonical_solver", "check_method", "is_route", "make_policy_object", "method_grid",
+           "parse_names", "policy_choices", "run_method", "split_list"]

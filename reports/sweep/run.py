@@ -1,0 +1,155 @@
+"""Running (or resuming) a sweep into its database.
+
+The driver reads the spec, connects to the executor (a Dask scheduler that
+cannot be reached stops here, before any file is written), opens the database
+and locks it: one sweep at a time per database (an exclusive ``flock`` on the
+database file, released when the driver exits, even by ``kill -9``); a second
+sweep on the same database stops with an error instead of running every task
+again. It then submits the tasks not yet finished and writes one committed row
+per finished task (see :mod:`reports.db`). A rerun skips finished tasks and
+retries the ones that failed.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import os
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from reports.records import Kind, Status
+from reports.sweep.executors import drive, executor_label, open_executor, stop_pool
+from reports.sweep.progress import Progress
+from reports.sweep.spec import load_spec
+from reports.sweep.tasks import Task, error_row, now, run_task
+from topologies.errors import InputError
+
+
+@dataclass
+class SweepOutcome:
+    """What a run of :func:`run_sweep` did."""
+
+    total: int
+    done_before: int
+    ran: int = 0
+    failed: int = 0
+    interrupted: bool = False
+    aborted: str = ""
+    wall_s: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+    @property
+    def finished(self) -> int:
+        """Tasks finished without error (before and during this run)."""
+        return self.done_before + self.ran - self.failed
+
+
+def sweep_command(spec: str, db: str, workers: int | None = None,
+                  dask: str | None = None) -> str:
+    """The command line that (re)runs a sweep."""
+    args = ["themis", "sweep", spec, "--db", db]
+    if workers is not None:
+        args += ["--workers", str(workers)]
+    if dask:
+        args += ["--dask", dask]
+    return shlex.join(args)
+
+
+@contextlib.contextmanager
+def locked_database(path: str | os.PathLike) -> Iterator[Any]:
+    """Open (creating it if needed) and lock a sweep database for this driver."""
+    import fcntl
+
+    from reports import db
+
+    conn = db.connect(path)
+    handle = None
+    try:
+        handle = open(Path(path), "rb")  # noqa: SIM115 (closed after the connection)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError("another themis sweep is running on this database (one sweep "
+                             "per database); wait for it, or stop it and rerun", "--db",
+                             str(path)) from None
+        yield conn
+    finally:
+        conn.close()
+        if handle is not None:
+            handle.close()
+
+
+def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
+              dask: str | None = None, stream: IO[str] | None = None,
+              tty: bool | None = None) -> SweepOutcome:
+    """Run (or resume) the sweep ``spec_path`` into ``db_path``.
+
+    ``workers``: local processes (default ``os.cpu_count()``; 1 runs in this
+    process) or, with ``dask = "local"``, LocalCluster workers. ``dask``: a
+    scheduler address, or ``local``. Progress goes to ``stream`` (stderr).
+    """
+    from reports import db
+
+    stream = stream if stream is not None else sys.stderr
+    if workers is not None and workers < 1:
+        raise InputError("must be at least 1", "--workers", workers)
+    spec = load_spec(spec_path)
+    t_start = time.perf_counter()
+    with open_executor(workers, dask, stream) as (executor, slots), \
+            locked_database(db_path) as conn:
+        done = db.finished_keys(conn)
+        todo = [t for t in spec.tasks if t.key not in done]
+        # Longest first: solver tasks lead, so the pool does not end on a long tail.
+        todo.sort(key=lambda t: t.kind != Kind.SOLVER)
+        meta = db.get_meta(conn)
+        db.set_meta(conn, {
+            "spec_text": spec.text, "spec_path": str(spec_path),
+            "command": sweep_command(spec_path, db_path, workers, dask),
+            "title": spec.title, "description": spec.description,
+            "tasks_total": len(spec.tasks), "instances": spec.instances,
+            "started_at": meta.get("started_at", now()), "cpu_count": os.cpu_count() or 1,
+        })
+        outcome = SweepOutcome(len(spec.tasks), len(spec.tasks) - len(todo))
+        counts = spec.counts()
+        stream.write(
+            f"{spec.instances} instances, {len(spec.tasks)} tasks ({counts['policy']} policy, "
+            f"{counts['solver']} solver, {counts['bound']} bound); "
+            f"{outcome.done_before} already done, {len(todo)} to run\n")
+        stream.flush()
+        progress = Progress(len(spec.tasks), outcome.done_before, stream, tty)
+
+        def record(task: Task, row: dict[str, Any]) -> None:
+            db.store(conn, row)
+            outcome.ran += 1
+            if row["status"] == Status.ERROR:
+                outcome.failed += 1
+                outcome.errors.append(f"{task.label()}: {row.get('error')}")
+            progress.update(task.label(), row)
+
+        try:
+            drive(todo, run_task, error_row, executor, slots, record)
+        except KeyboardInterrupt:
+            outcome.interrupted = True
+            stop_pool(executor)
+        except cf.BrokenExecutor as err:  # a worker died (killed, out of memory...)
+            outcome.aborted = f"the worker pool broke ({type(err).__name__}: {err})"
+            stop_pool(executor)
+        finally:
+            progress.close()
+        outcome.wall_s = time.perf_counter() - t_start
+        meta = db.get_meta(conn)
+        db.set_meta(conn, {
+            "sweep_wall_s": float(meta.get("sweep_wall_s", 0.0)) + outcome.wall_s,
+            "last_run_wall_s": outcome.wall_s, "last_run_at": now(),
+            "executor": executor_label(workers, dask),
+        })
+    return outcome
+
+
+__all__ = ["SweepOutcome", "locked_database", "run_sweep", "sweep_command"]

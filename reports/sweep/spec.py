@@ -1,0 +1,313 @@
+"""The sweep spec: a TOML grid of instances x methods, validated into tasks.
+
+Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
+
+    title = "Optimality gap on small networks"   # optional, shown by the report
+    description = "..."                          # optional, shown by the report
+    time_limit_s = 10        # per solver task (required when a grid has solvers)
+    ag_order = ["reverse", "free"]   # optional, string or list (default "reverse")
+    threads = 1              # optional, solver threads (default: the solver's)
+
+    [solver_params]          # optional, passed to the solvers (solvers.SolverParams)
+    # e.g. a deterministic budget: cpsat_deterministic_time_s = 5, workers = 1
+
+    [[grid]]
+    networks = ["small-2d", "nets/my.yml"]  # preset names, or paths relative to this file
+    sizes = ["64MiB", 1048576]
+    chunks = [2, 4, 8]
+    endpoint_delay_ns = [0, 10]               # optional (default [0])
+    policies = ["baseline", "round-robin", "themis", "2,0,1"]  # optional (default: the
+                                              # first three); any name simulate accepts
+    intra = ["fifo", "scf"]                   # optional (default: both)
+    solvers = ["cpsat", "highs"]              # optional (default: none)
+    # time_limit_s, ag_order, threads, solver_params may be repeated here to override
+
+Tasks (:func:`reports.methods.method_grid`): each ``[[grid]]`` gives the
+instances networks x sizes x chunks x endpoint delays; per instance one
+``bound`` task per AG variant (reverse, the policies' one, and each of
+``ag_order``), one task per policy x intra (``themis/scf``...; policies always
+use reverse AG orders) and one per solver x ``ag_order``. So 1 network, 1
+size, 1 chunk count, 3 policies x 2 disciplines and 3 solvers x 2 AG orders
+make 6 + 6 = 12 method tasks plus 2 bound tasks. A task is identified by its key
+``<instance key>:<method>:<ag_order>``; a task listed twice (e.g. the same
+network under two names) runs once.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reports.methods import (
+    DEFAULT_INTRAS,
+    DEFAULT_POLICIES,
+    canonical_ag_order,
+    canonical_intra,
+    canonical_policy,
+    canonical_solver,
+    check_method,
+    method_grid,
+)
+from reports.records import Kind
+from reports.sweep.tasks import Task
+from topologies.errors import InputError
+
+#: Keys allowed at the top level and in each ``[[grid]]`` table.
+TOP_KEYS: tuple[str, ...] = ("title", "description", "time_limit_s", "ag_order", "threads",
+                             "solver_params", "grid")
+GRID_KEYS: tuple[str, ...] = ("networks", "sizes", "chunks", "endpoint_delay_ns", "policies",
+                              "intra", "solvers", "time_limit_s", "ag_order", "threads",
+                              "solver_params")
+
+
+@dataclass
+class Spec:
+    """A validated sweep spec: its source, its tasks (deduplicated) and labels."""
+
+    path: str
+    text: str
+    tasks: list[Task]
+    instances: int
+    title: str = ""
+    description: str = ""
+    duplicates: int = 0
+
+    def counts(self) -> dict[str, int]:
+        """Tasks per kind."""
+        out: dict[str, int] = {str(k): 0 for k in Kind}
+        for t in self.tasks:
+            out[t.method.kind] += 1
+        return out
+
+
+def load_spec(path: str | os.PathLike) -> Spec:
+    """Read and validate a TOML spec; every problem is an :class:`InputError`."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InputError("no such file", "SPEC", str(p)) from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise InputError(f"cannot read the spec ({err})", "SPEC", str(p)) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise InputError(f"invalid TOML ({err})", "spec", None, str(p)) from None
+    return parse_spec(data, text, str(p))
+
+
+def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") -> Spec:
+    """Validate a parsed spec and expand it into tasks (see the module docstring)."""
+    from themis.instance import Instance
+    from topologies.units import parse_size
+
+    file = str(path)
+    folder = Path(path).parent
+
+    def fail(reason: str, key: str, value: object) -> InputError:
+        return InputError(reason, key, value, file)
+
+    _check_keys(data, TOP_KEYS, "", file)
+    title = _text(data, "title", file)
+    description = _text(data, "description", file)
+    top = _options(data, "", file)
+    grids = data.get("grid")
+    if not isinstance(grids, list) or not grids or not all(isinstance(g, dict) for g in grids):
+        raise fail("the spec needs at least one [[grid]] table", "grid",
+                   None if grids is None else grids)
+    networks: dict[str, Any] = {}
+    tasks: dict[str, Task] = {}
+    duplicates = 0
+    instance_keys: set[str] = set()
+    for gi, grid in enumerate(grids):
+        g = f"grid[{gi}]"
+        _check_keys(grid, GRID_KEYS, g, file)
+        opts = {**top, **{k: v for k, v in _options(grid, g, file).items() if v is not None}}
+        nets = _items(grid, "networks", g, file, required=True)
+        sizes = _items(grid, "sizes", g, file, required=True)
+        chunks = _items(grid, "chunks", g, file, required=True)
+        delays = _items(grid, "endpoint_delay_ns", g, file, default=[0])
+        policies = _names(grid, "policies", g, file, canonical_policy, DEFAULT_POLICIES)
+        intras = _names(grid, "intra", g, file, canonical_intra, DEFAULT_INTRAS)
+        solvers = _names(grid, "solvers", g, file, canonical_solver, ())
+        if policies and not intras:
+            raise fail("policies need at least one intra-dimension discipline", f"{g}.intra",
+                       [])
+        if solvers and opts["time_limit_s"] is None:
+            raise fail("solvers need a time limit (seconds per solver task)", "time_limit_s",
+                       None)
+        methods = method_grid(policies, intras, solvers, opts["ag_order"],
+                              opts["time_limit_s"], opts["threads"], opts["solver_params"])
+        resolved = []
+        for i, name in enumerate(nets):
+            key = f"{g}.networks[{i}]"
+            if not isinstance(name, str) or not name.strip():
+                raise fail("must be a preset name or a network file path", key, name)
+            if name not in networks:
+                networks[name] = _resolve_network(name, folder, key, file)
+            resolved.append((name, networks[name]))
+        size_values = []
+        for i, v in enumerate(sizes):
+            try:
+                size_values.append(parse_size(v, f"{g}.sizes[{i}]"))
+            except InputError as err:
+                raise err.in_file(file) from None
+        for i, c in enumerate(chunks):
+            if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+                raise fail("chunks must be a positive integer", f"{g}.chunks[{i}]", c)
+        for i, d in enumerate(delays):
+            if isinstance(d, bool) or not isinstance(d, int | float) or not math.isfinite(d) \
+                    or d < 0:
+                raise fail("endpoint delay must be a number of ns >= 0",
+                           f"{g}.endpoint_delay_ns[{i}]", d)
+        for name, net in resolved:
+            for size in size_values:
+                for c in chunks:
+                    for d in delays:
+                        try:
+                            inst = Instance(net, size, c, float(d))
+                        except InputError as err:
+                            raise fail(f"invalid instance ({err})", g,
+                                       f"{name} {size} bytes C={c}") from None
+                        instance_keys.add(inst.key())
+                        for m in methods:
+                            _check_method(inst, m, policies, g, file)
+                            t = Task(inst, name, m)
+                            if t.key in tasks:
+                                duplicates += 1
+                            else:
+                                tasks[t.key] = t
+    return Spec(file, text, list(tasks.values()), len(instance_keys), title, description,
+                duplicates)
+
+
+def _check_method(inst: Any, m: Any, policies: list[str], g: str, file: str) -> None:
+    try:
+        check_method(inst, m)
+    except InputError as err:
+        i = policies.index(m.name)
+        raise InputError(f"{err.reason} (network {inst.network.shape()})",
+                         f"{g}.policies[{i}]", m.name, file) from None
+
+
+def _names(grid: dict[str, Any], key: str, g: str, file: str, canon: Any,
+           default: Sequence[str]) -> list[str]:
+    out: list[str] = []
+    for i, v in enumerate(_items(grid, key, g, file, default=list(default))):
+        name = canon(v, f"{g}.{key}[{i}]", file)
+        if name not in out:
+            out.append(name)
+    return out
+
+
+def _check_keys(table: dict[str, Any], allowed: Sequence[str], prefix: str, file: str) -> None:
+    for k, v in table.items():
+        if k not in allowed:
+            where = f"{prefix}.{k}" if prefix else k
+            raise InputError(f"unknown key (expected one of {', '.join(allowed)})", where,
+                             v if not isinstance(v, dict) else None, file)
+
+
+def _text(data: dict[str, Any], key: str, file: str) -> str:
+    value = data.get(key, "")
+    if not isinstance(value, str):
+        raise InputError("must be a string", key, value, file)
+    return value
+
+
+def _items(table: dict[str, Any], key: str, prefix: str, file: str, required: bool = False,
+           default: list[Any] | None = None) -> list[Any]:
+    where = f"{prefix}.{key}"
+    if key not in table:
+        if required:
+            raise InputError("missing required key", where, None, file)
+        return list(default or [])
+    value = table[key]
+    values = value if isinstance(value, list) else [value]
+    if required and not values:
+        raise InputError("must not be empty", where, value, file)
+    return values
+
+
+def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
+    """``time_limit_s``, ``ag_order`` (a list), ``threads``, ``solver_params`` of a table
+    (``None`` if absent)."""
+    def key(k: str) -> str:
+        return f"{prefix}.{k}" if prefix else k
+
+    out: dict[str, Any] = {"time_limit_s": None, "ag_order": None, "threads": None,
+                           "solver_params": None}
+    if "time_limit_s" in table:
+        v = table["time_limit_s"]
+        if isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v < math.inf):
+            raise InputError("must be a positive number of seconds", key("time_limit_s"), v,
+                             file)
+        out["time_limit_s"] = float(v)
+    if "threads" in table:
+        v = table["threads"]
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise InputError("must be a positive integer", key("threads"), v, file)
+        out["threads"] = v
+    if "solver_params" in table:
+        out["solver_params"] = check_solver_params(table["solver_params"],
+                                                   key("solver_params"), file)
+    if "ag_order" in table:
+        v = table["ag_order"]
+        values = v if isinstance(v, list) else [v]
+        if not values:
+            raise InputError("must name at least one of reverse, free", key("ag_order"), v,
+                             file)
+        orders: list[str] = []
+        for i, a in enumerate(values):
+            name = canonical_ag_order(
+                a, key("ag_order") + (f"[{i}]" if isinstance(v, list) else ""), file)
+            if name not in orders:
+                orders.append(name)
+        out["ag_order"] = orders
+    elif not prefix:
+        out["ag_order"] = ["reverse"]
+    return out
+
+
+def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
+    """A ``solver_params`` table: scalar values, and keys the solvers accept."""
+    if not isinstance(value, dict):
+        raise InputError("must be a table of solver parameters", where, value, file)
+    for k, v in value.items():
+        if isinstance(v, dict | list) or v is None:
+            raise InputError("must be a number, a string or a boolean", f"{where}.{k}", v,
+                             file)
+    import solvers
+
+    make = getattr(solvers, "SolverParams", None)
+    if make is not None:
+        try:
+            make(**value)
+        except InputError as err:
+            raise InputError(err.reason, f"{where}.{err.field}", err.value, file) from None
+        except TypeError as err:
+            raise InputError(f"not a solver parameter ({err})", where, None, file) from None
+    return dict(value)
+
+
+def _resolve_network(name: str, folder: Path, key: str, file: str) -> Any:
+    from topologies.presets import resolve_network
+
+    candidate = Path(os.path.normpath(folder / name))  # the folder may not exist yet
+    try:
+        if candidate.is_file():
+            return resolve_network(str(candidate))
+        return resolve_network(name)
+    except InputError as err:
+        if err.field == "NETWORK" or not err.file:
+            raise InputError(f"{err.reason}" if err.field == "NETWORK"
+                             else f"invalid network ({err})", key, name, file) from None
+        raise
+
+
+__all__ = ["GRID_KEYS", "TOP_KEYS", "Spec", "check_solver_params", "load_spec", "parse_spec"]
