@@ -10,7 +10,7 @@ Names come from the registries, so anything ``themis simulate`` accepts works
 here too: every registered policy (``themis.policies.register_policy``,
 including the user's own), ASTRA-sim's aliases, and fixed routes such as
 ``2,0,1`` (one route for every chunk; ``2,0,1;0,1,2`` cycles through routes);
-every discipline :func:`themis.queues.canonical_intra` accepts; the solvers of
+every discipline :func:`themis.disciplines.canonical_intra` accepts; the solvers of
 :data:`solvers.SOLVERS`.
 """
 
@@ -43,8 +43,10 @@ SCHEDULED_POLICIES: tuple[str, ...] = ("themis", "baseline")
 
 # -- names -------------------------------------------------------------------------
 def is_route(text: object) -> bool:
-    """A fixed route (``2,0,1``) rather than a policy name: it has a digit, like simulate."""
-    return isinstance(text, str) and any(ch.isdigit() for ch in text)
+    """A fixed route (``2,0,1``, ``0,1;1,0``) rather than a policy name."""
+    from themis.policies.base import is_route as themis_is_route
+
+    return isinstance(text, str) and themis_is_route(text)
 
 
 def policy_choices() -> list[str]:
@@ -63,39 +65,36 @@ def policy_choices() -> list[str]:
 
 def make_policy_object(name: str) -> InterPolicy:
     """The policy object of a canonical name or a fixed route."""
-    from themis.policies import FixedRoute, make_policy
+    from themis.policies import make_policy
 
-    return FixedRoute(name) if is_route(name) else make_policy(name)
+    return make_policy(name)
 
 
 def canonical_policy(value: object, field_name: str, file: str = "") -> str:
-    """The canonical name of a policy (``offlineGreedy`` -> ``themis``), or a route text."""
-    from themis.policies import FixedRoute
+    """The canonical name of a policy (``offlineGreedy`` -> ``themis``) or route text,
+    as :func:`themis.policies.canonical_policy` gives it (the names simulate accepts)."""
+    from themis.policies.base import canonical_policy as themis_canonical
 
-    if is_route(value):
-        try:
-            routes = FixedRoute(str(value)).routes_
-        except InputError as err:
-            raise InputError(err.reason, field_name, value, file) from None
-        return ";".join(",".join(str(d) for d in r) for r in routes)
-    choices = policy_choices()
-    if isinstance(value, str):
-        try:
-            name = make_policy_object(value).name
-        except (InputError, TypeError):
-            name = None
-        if name in choices:
+    try:
+        if not isinstance(value, str):
+            raise InputError("not a name", field_name, value)
+        name = themis_canonical(value)
+        if is_route(name):
+            make_policy_object(name)  # a route's syntax is checked here
             return name
-        key = value.strip().lower()
-        if key in choices:  # a registered policy whose object reports another name
-            return key
-    raise InputError(f"unknown policy (expected one of {', '.join(choices)}, or a fixed "
-                     "route like 2,0,1)", field_name, value, file)
+    except InputError as err:
+        if is_route(value):
+            raise InputError(err.reason, field_name, value, file) from None
+        name = None
+    if name not in policy_choices():
+        raise InputError(f"unknown policy (expected one of {', '.join(policy_choices())}, "
+                         "or a fixed route like 2,0,1)", field_name, value, file)
+    return name
 
 
 def canonical_intra(value: object, field_name: str, file: str = "") -> str:
     """The canonical name of an intra-dimension discipline (``smallestFirst`` -> ``scf``)."""
-    from themis.queues import canonical_intra as themis_canonical
+    from themis.disciplines import canonical_intra as themis_canonical
 
     try:
         if not isinstance(value, str):
