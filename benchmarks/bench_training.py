@@ -1,0 +1,118 @@
+"""Training-simulation speed: every bundled workload on a 3-D network, against ASTRA-sim 1.0.
+
+Run: python benchmarks/bench_training.py [--repeat N] [--timing T] [--policy P] [--intra I]
+
+(a) The simulation's own wall time (``wall_s`` of ``themis train --json``, best
+of N) of each bundled workload on n3d, the 3-D network of the R3 reference runs
+(Ring 4 at 2 x 100 GB/s, Switch 4 at 25 GB/s, Ring 4 at 2 x 50 GB/s, 1 ns; 64
+chunks, LIFO, localBWAware; workloads.md §6).
+(b) The whole process, start-up included (``python -m reports.cli train ...
+--json``), for the tutorial workloads vgg16 and gpt3; target < 0.5 s.
+
+ASTRA-sim 1.0 (tag tutorial-asplos2023, analytical backend) took 2-120 s per
+workload run on this machine class (median 17 s over 84 runs), 20-27 s for
+vgg16 on n3d and 7.6 s for its two-pass run (reference workloads.md §6).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from themis.training import TrainingConfig, simulate_training
+from topologies.astra import parse_network_json, parse_system
+from topologies.workload import load_workload, workload_names
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: The R3 runs' 3-D network (1.0 JSON) and system keys.
+N3D_JSON = json.dumps({
+    "dimensions-count": 3, "topologies-per-dim": ["Ring", "Switch", "Ring"],
+    "units-count": [4, 4, 4], "links-count": [2, 1, 2], "link-latency": [1, 1, 1],
+    "link-bandwidth": [100, 25, 50]})
+N3D_SYSTEM = """scheduling-policy: LIFO
+endpoint-delay: 10
+active-chunks-per-dimension: 1
+preferred-dataset-splits: 64
+boost-mode: 1
+all-reduce-implementation: ring_halvingDoubling_ring
+all-gather-implementation: ring_halvingDoubling_ring
+reduce-scatter-implementation: ring_halvingDoubling_ring
+all-to-all-implementation: direct_direct_direct
+collective-optimization: localBWAware
+intra-dimension-scheduling: {intra}
+inter-dimension-scheduling: {policy}
+"""
+#: ASTRA-sim 1.0's wall time for vgg16 on n3d (s), the one measured per workload.
+ASTRA_VGG16_N3D_S = (20.0, 27.0)
+ASTRA_MEDIAN_S = 17.0
+TUTORIAL = ("vgg16", "gpt3")
+
+
+def best_wall(workload, network, config, repeat: int) -> tuple[float, object]:
+    """The best ``wall_s`` over ``repeat`` runs, and the last result."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        result = simulate_training(workload, network, config)
+        best = min(best, result.wall_s)
+    return best, result
+
+
+def process_time(args: list[str], repeat: int) -> float:
+    """The best wall time of a whole ``themis train`` process (start-up included)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "reports.cli", "train", *args, "--json"],
+                       check=True, capture_output=True, env=env, cwd=ROOT)
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--timing", default="astra-sim-1.0")
+    ap.add_argument("--policy", default="themis")
+    ap.add_argument("--intra", default="scf")
+    args = ap.parse_args()
+    network = parse_network_json(N3D_JSON, "n3d.json")
+    system_text = N3D_SYSTEM.format(policy=args.policy, intra=args.intra.upper())
+    system = parse_system(system_text, "n3d_system.txt")
+    config = TrainingConfig.from_system(system, timing=args.timing)
+    print(f"n3d (Ring 4 x Switch 4 x Ring 4), {args.policy} / {args.intra}, timing "
+          f"{args.timing}, 64 chunks, best of {args.repeat}")
+    print(f"{'workload':26s} {'parallelism':32s} {'end (us)':>12s} {'wall_s':>9s} "
+          f"{'vs ASTRA-sim':>13s}")
+    for name in workload_names():
+        wl = load_workload(name)
+        wall, result = best_wall(wl, network, config, args.repeat)
+        ratio = ASTRA_MEDIAN_S / wall if name != "vgg16" else ASTRA_VGG16_N3D_S[0] / wall
+        print(f"{name:26s} {wl.parallelism.value:32s} {result.end_ns / 1e3:12.1f} "
+              f"{wall:9.4f} {ratio:12.0f}x")
+    print("vs ASTRA-sim: vgg16 against its 20 s (the low end of 20-27 s on n3d); the others "
+          f"against the {ASTRA_MEDIAN_S:g} s median of the 84 reference runs.")
+    with tempfile.TemporaryDirectory() as tmp:
+        net_file, sys_file = Path(tmp, "n3d.json"), Path(tmp, "n3d_system.txt")
+        net_file.write_text(N3D_JSON)
+        sys_file.write_text(system_text)
+        print()
+        print(f"{'whole process (start-up incl.)':40s} {'seconds':>8s} {'target':>8s}")
+        for name in TUTORIAL:
+            t = process_time([name, str(net_file), "--system", str(sys_file),
+                              "--timing", args.timing], args.repeat)
+            print(f"themis train {name} n3d{'':22s} {t:8.3f} {'< 0.5':>8s}")
+        t = process_time(["vgg16", "tpu"], args.repeat)
+        print(f"themis train vgg16 tpu{'':18s} {t:8.3f} {'< 0.5':>8s}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,189 @@
+"""The ``themis train`` command: a training iteration from an ASTRA-sim 1.0 workload file.
+
+``themis train WORKLOAD NETWORK`` runs the workload's compute and collectives
+on one NPU's timeline (:mod:`themis.training`) and prints the end time, the
+compute, the exposed communication (end - compute, as ASTRA-sim defines it),
+the iteration bound and a per-layer table; ``--compare`` also runs the
+baseline (baseline / FIFO) and prints the speed-up over it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from typing import Any
+
+from reports.cli.common import (
+    add_network_args,
+    check_output,
+    float_arg,
+    int_arg,
+    load_network,
+    load_system,
+)
+from reports.formatting import format_table, print_json
+from topologies.errors import InputError
+
+#: The inter policy when neither ``--policy`` nor the system file names one.
+DEFAULT_POLICY = "themis"
+#: The policy ``--compare`` measures against.
+BASELINE = {"policy": "baseline", "intra": "fifo"}
+
+
+def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    """Add ``train`` to the ``themis`` subcommands."""
+    p = sub.add_parser("train", help="simulate training iterations of an ASTRA-sim workload file")
+    p.add_argument("workload", metavar="WORKLOAD",
+                   help="ASTRA-sim 1.0 workload file or bundled name (vgg16, gpt3, resnet50, "
+                        "dlrm, transformer, mlp, ...)")
+    add_network_args(p)
+    p.add_argument("--passes", type=int_arg("--passes"), default=None,
+                   help="training passes, ASTRA-sim's --num-passes (default 1)")
+    p.add_argument("--policy", default=None,
+                   help="inter-dimension policy, e.g. baseline | themis | themis-running "
+                        "(default: the system file's, else themis)")
+    p.add_argument("--intra", default=None,
+                   help="intra-dimension discipline fifo | scf (default: the system file's, "
+                        "else fifo)")
+    p.add_argument("--timing", default=None,
+                   help="astra-sim-1.0 (default; reproduces ASTRA-sim 1.0) | alpha-beta")
+    p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
+                   help="chunks per collective (default: the system file's "
+                        "preferred-dataset-splits)")
+    p.add_argument("--comm-scale", type=float_arg("--comm-scale"), default=None, metavar="X",
+                   help="multiply every collective size (ASTRA-sim's --comm-scale, default 1)")
+    p.add_argument("--compute-scale", type=float_arg("--compute-scale"), default=None,
+                   metavar="X", help="multiply every compute time (default 1)")
+    p.add_argument("--compare", action="store_true",
+                   help="also run baseline / FIFO and print the speed-up over it")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--timeline", metavar="FILE",
+                   help="draw compute and each dimension's collectives over time "
+                        "(.png, .pdf or .svg)")
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("train-report",
+                       help="remake the training report (every workload, network and policy)")
+    p.add_argument("--out", default="reports/training", metavar="DIR",
+                   help="output folder (default reports/training)")
+    p.add_argument("--workloads", default=None, metavar="A,B",
+                   help="comma-separated bundled workloads (default: every family's)")
+    p.add_argument("--networks", default=None, metavar="A,B",
+                   help="comma-separated networks (default: the report's six)")
+    p.set_defaults(func=cmd_train_report)
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    checks = [("--passes", args.passes, 1), ("--chunks", args.chunks, 1)]
+    for flag, value, low in checks:
+        if value is not None and value < low:
+            raise InputError(f"must be at least {low}", flag, value)
+    for flag, value in (("--comm-scale", args.comm_scale),
+                        ("--compute-scale", args.compute_scale)):
+        if value is not None and not value > 0:
+            raise InputError("must be a positive number", flag, value)
+    check_output(args.timeline, "--timeline", figure=True)
+    values = {"passes": args.passes, "policy": args.policy, "intra": args.intra,
+              "timing": args.timing, "chunks": args.chunks, "comm_scale": args.comm_scale,
+              "compute_scale": args.compute_scale}
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    """``themis train WORKLOAD NETWORK [...]``."""
+    from topologies.workload import load_workload
+
+    overrides = _overrides(args)
+    workload = load_workload(args.workload)
+    network = load_network(args.network)
+    system = load_system(args.system)
+    from themis.training import TrainingConfig, simulate_training
+
+    overrides.setdefault("policy", system.inter or DEFAULT_POLICY)
+    config = TrainingConfig.from_system(system, **overrides)
+    result = simulate_training(workload, network, config)
+    baseline = None
+    if args.compare:
+        baseline = simulate_training(workload, network, dataclasses.replace(config, **BASELINE))
+    if args.timeline:
+        from reports.training_plots import plot_training_timeline
+
+        plot_training_timeline(result, path=args.timeline,
+                               title=f"{workload.name} on {args.network}: "
+                                     f"{config.policy} / {config.intra}")
+    data = result.to_dict()
+    if baseline is not None:
+        data["baseline_end_ns"] = baseline.end_ns
+        data["speedup_over_baseline"] = baseline.end_ns / result.end_ns
+    if args.json:
+        data.update(workload=workload.name, workload_file=workload.file,
+                    parallelism=str(workload.parallelism), network=args.network,
+                    npus=network.npus)
+        print_json(data)
+        return 0
+    _print_text(workload, network, config, result, baseline)
+    return 0
+
+
+def _us(ns: float) -> float:
+    return ns / 1e3
+
+
+def _print_text(workload, network, config, result, baseline) -> None:
+    passes = getattr(config, "passes", 1)
+    print(f"{workload.name or workload.file} ({workload.parallelism}, "
+          f"{len(workload.layers)} layers) on {network.describe()} ({network.npus} NPUs), "
+          f"{passes} pass{'es' if passes != 1 else ''}")
+    print(f"policy {config.policy}, intra {config.intra}, timing {config.timing}, "
+          f"{config.chunks} chunks")
+    rows = [
+        ["end (us)", _us(result.end_ns)],
+        ["compute (us)", _us(result.compute_ns)],
+        ["exposed communication (us)", _us(result.exposed_comm_ns)],
+        ["exposed share", f"{100 * result.exposed_comm_ns / result.end_ns:.1f}%"
+         if result.end_ns else "-"],
+    ]
+    if result.lower_bound_ns:
+        rows += [["iteration bound (us)", _us(result.lower_bound_ns)],
+                 ["end / bound", f"{result.end_ns / result.lower_bound_ns:.3f}"]]
+    if len(result.pass_end_ns) > 1:
+        rows.insert(1, ["pass ends (us)", ", ".join(f"{_us(t):g}" for t in result.pass_end_ns)])
+    if baseline is not None:
+        rows += [["baseline / fifo end (us)", _us(baseline.end_ns)],
+                 ["speed-up over baseline", f"{baseline.end_ns / result.end_ns:.3f}x"]]
+    rows.append(["wall time (s)", f"{result.wall_s:.4f}"])
+    print(format_table(["metric", "value"], rows))
+    print()
+    print(format_table(["dim", "topology", "busy (us)", "utilization"], [
+        [d.dim, f"{d.kind} {d.npus}", _us(d.busy_ns), f"{100 * d.utilization:.1f}%"]
+        for d in result.dims]))
+    print()
+    cols = [(p, q) for p in ("fwd", "ig", "wg") for q in ("compute", "comm", "exposed")]
+    cols = [c for c in cols if any(getattr(ly, f"{c[0]}_{c[1]}_ns") for ly in result.layers)]
+    print(format_table(["layer"] + [f"{p} {q} (us)" for p, q in cols],
+                       [[ly.name] + [_us(getattr(ly, f"{p}_{q}_ns")) for p, q in cols]
+                        for ly in result.layers]))
+    print("(columns that are 0 for every layer are left out)")
+
+
+def cmd_train_report(args: argparse.Namespace) -> int:
+    """``themis train-report [--out DIR] [--workloads A,B] [--networks A,B]``."""
+    from topologies.workload import load_workload
+
+    workloads = [w for w in (args.workloads or "").split(",") if w] or None
+    networks = [n for n in (args.networks or "").split(",") if n] or None
+    for name in workloads or ():
+        load_workload(name)
+    for name in networks or ():
+        load_network(name)
+    from reports.training import NETWORKS, write_report
+
+    command = "themis train-report --out " + args.out
+    if args.workloads:
+        command += f" --workloads {args.workloads}"
+    if args.networks:
+        command += f" --networks {args.networks}"
+    wall_s = write_report(args.out, workloads, networks or NETWORKS, command)
+    print(f"wrote {args.out}/README.md, results.csv, speedups.png, timeline.png "
+          f"in {wall_s:.1f} s")
+    return 0

@@ -1,0 +1,143 @@
+"""Plots of training iterations (``themis train --timeline``, ``reports/training/``).
+
+Each function takes ``ax=None`` (a new figure when ``None``) and returns the
+axes it drew on; matplotlib is imported lazily and drawn with the Agg canvas
+(:func:`themis.plots.new_figure`).
+
+:func:`plot_training_timeline` draws one row for the NPU's compute and one row
+per network dimension. Compute steps are grey; every stage of a collective has
+that collective's colour (all its chunks alike), so one can follow a
+collective across the dimensions. Where the NPU computes nothing, the compute
+row is shaded red: that is the exposed communication.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from themis.plots import new_figure, save_figure
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from matplotlib.axes import Axes
+
+#: The qualitative colormap collectives cycle through.
+COLLECTIVE_COLORMAP = "tab20"
+_COMPUTE_COLOR = "0.45"
+_EXPOSED_COLOR = "tab:red"
+
+
+def _time_unit(end_ns: float) -> tuple[float, str]:
+    if end_ns >= 5e6:
+        return 1e6, "ms"
+    if end_ns >= 5e3:
+        return 1e3, "us"
+    return 1.0, "ns"
+
+
+def _merged(intervals: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def exposed_intervals(compute: Sequence[tuple[float, float]],
+                      end_ns: float) -> list[tuple[float, float]]:
+    """The gaps of ``compute`` (start, end) within ``[0, end_ns]``: where no compute runs."""
+    gaps, t = [], 0.0
+    for start, end in _merged(compute):
+        if start > t:
+            gaps.append((t, start))
+        t = max(t, end)
+    if end_ns > t:
+        gaps.append((t, end_ns))
+    return gaps
+
+
+def timeline_data(result: Any) -> tuple[list[tuple[float, float]],
+                                        list[tuple[int, Any, float, float]], int]:
+    """``(compute intervals, stages (dim, collective id, start, end), dims)`` of a result.
+
+    ``result.timeline`` holds ``compute`` as (start_ns, end_ns, layer, phase)
+    and ``stages`` as (dim, collective id, chunk, start_ns, end_ns);
+    ``result.dims`` the logical dimensions.
+    """
+    tl = result.timeline
+    compute = [(float(c[0]), float(c[1])) for c in tl.compute]
+    stages = [(int(s[0]), s[1], float(s[3]), float(s[4])) for s in tl.stages]
+    ndims = max(len(result.dims), 1 + max((d for d, *_ in stages), default=-1))
+    return compute, stages, ndims
+
+
+def plot_training_timeline(result: Any, ax: Axes | None = None,
+                           path: str | os.PathLike | None = None,
+                           title: str | None = None, xmax_ns: float | None = None) -> Axes:
+    """Compute and each dimension's collectives of a training result over time.
+
+    ``xmax_ns`` (default: the result's end) sets the x range and its unit, so
+    that several results can share one axis.
+    """
+    from matplotlib import colormaps
+
+    compute, stages, ndims = timeline_data(result)
+    if ax is None:
+        _, (ax,) = new_figure(11.0, 1.2 + 0.55 * (ndims + 1))
+    xmax = float(xmax_ns if xmax_ns is not None else result.end_ns)
+    scale, unit = _time_unit(xmax)
+    cmap = colormaps[COLLECTIVE_COLORMAP]
+    order = {cid: i for i, cid in enumerate(dict.fromkeys(c for _, c, _, _ in
+                                                          sorted(stages, key=lambda s: s[2])))}
+    rows = ndims + 1
+    top = rows - 1  # compute on top, dimension 0 below it
+    gaps = exposed_intervals(compute, float(result.end_ns))
+    ax.broken_barh([(s / scale, (e - s) / scale) for s, e in gaps], (top - 0.4, 0.8),
+                   facecolors=_EXPOSED_COLOR, alpha=0.25, linewidth=0)
+    ax.broken_barh([(s / scale, (e - s) / scale) for s, e in compute], (top - 0.35, 0.7),
+                   facecolors=_COMPUTE_COLOR, linewidth=0)
+    by_key: dict[tuple[int, Any], list[tuple[float, float]]] = defaultdict(list)
+    for dim, cid, start, end in stages:
+        by_key[(dim, cid)].append((start / scale, (end - start) / scale))
+    for (dim, cid), bars in by_key.items():
+        ax.broken_barh(bars, (top - 1 - dim - 0.35, 0.7),
+                       facecolors=cmap(order[cid] % cmap.N), edgecolors="white",
+                       linewidth=0.2)
+    ax.set_yticks(range(rows), [f"dim {top - 1 - r}" for r in range(rows - 1)] + ["compute"])
+    ax.set_ylim(-0.6, rows - 0.4)
+    ax.set_xlim(0, xmax / scale)
+    ax.set_xlabel(f"time ({unit}); red: no compute running (exposed communication); "
+                  f"colours: one per collective")
+    if title:
+        ax.set_title(title)
+    if path is not None:
+        save_figure(ax.figure, path)
+    return ax
+
+
+def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None = None,
+                  path: str | os.PathLike | None = None, title: str | None = None,
+                  ylabel: str = "speed-up over baseline", legend: bool = True) -> Axes:
+    """Grouped bars: ``speedups[group][series]`` (e.g. workload/network -> policy -> x)."""
+    groups = list(speedups)
+    series = list(dict.fromkeys(s for g in groups for s in speedups[g]))
+    if ax is None:
+        _, (ax,) = new_figure(max(6.0, 0.25 * len(groups) * max(1, len(series))), 4.5)
+    width = 0.8 / max(1, len(series))
+    for i, name in enumerate(series):
+        xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
+        ax.bar(xs, [speedups[g].get(name, float("nan")) for g in groups], width, label=name)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_xticks(range(len(groups)), groups, rotation=45, ha="right", fontsize=8)
+    ax.set_ylabel(ylabel)
+    if legend:
+        ax.legend(fontsize=8, ncols=min(len(series), 6))
+    if title:
+        ax.set_title(title)
+    if path is not None:
+        save_figure(ax.figure, path)
+    return ax

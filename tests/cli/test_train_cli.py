@@ -1,0 +1,146 @@
+"""``themis train`` and ``themis train-report`` on bundled and hand-made workloads."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from reports.cli import main
+from reports.training_plots import exposed_intervals, timeline_data
+from topologies.workload import load_workload
+
+TUTORIAL = Path(__file__).parents[1] / "data" / "astra-sim-1.0" / "tutorial"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str) -> dict:
+    code, out, err = run(capsys, "train", *argv, "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_vgg16_on_tpu_out_of_the_box(capsys) -> None:
+    code, out, err = run(capsys, "train", "vgg16", "tpu")
+    assert code == 0 and err == ""
+    for part in ("vgg16 (DATA, 16 layers)", "256 NPUs", "policy themis", "end (us)",
+                 "exposed communication (us)", "block1_conv1", "predictions"):
+        assert part in out
+
+
+def test_json_fields_and_cross_checks(capsys) -> None:
+    data = run_json(capsys, "vgg16", "tpu")
+    for key in ("end_ns", "pass_end_ns", "compute_ns", "exposed_comm_ns", "layers", "dims",
+                "collectives", "wall_s", "lower_bound_ns"):
+        assert key in data
+    assert data["exposed_comm_ns"] == data["end_ns"] - data["compute_ns"]
+    # DATA, one pass: compute = sum f + sum w + sum_{i>=1} g, straight from the file
+    wl = load_workload("vgg16")
+    want = sum(ly.fwd_compute_ns + ly.wg_compute_ns for ly in wl.layers) + sum(
+        ly.ig_compute_ns for ly in wl.layers[1:])
+    assert data["compute_ns"] == want
+    per_layer = sum(ly[f"{p}_compute_ns"] for ly in data["layers"] for p in ("fwd", "ig", "wg"))
+    assert per_layer == want
+    assert [ly["name"] for ly in data["layers"]] == [ly.name for ly in wl.layers]
+    assert len(data["collectives"]) == 16  # one weight-gradient all-reduce per layer
+    assert len(data["pass_end_ns"]) == 1 and data["pass_end_ns"][0] <= data["end_ns"]
+    for dim in data["dims"]:
+        assert 0 <= dim["busy_ns"] <= data["end_ns"] and 0 <= dim["utilization"] <= 1
+    assert data["workload"] == "vgg16" and data["npus"] == 256
+
+
+def test_data_pass_end_formula_on_a_hand_made_file(capsys, tmp_path) -> None:
+    # two layers, no collectives: pass end = sum f + sum w + g_1 + 3L - 2
+    path = tmp_path / "two.txt"
+    path.write_text("DATA\n2\nl0 -1 10 NONE 0 30 NONE 0 50 NONE 0 1\n"
+                    "l1 -1 20 NONE 0 40 NONE 0 60 NONE 0 1\n")
+    data = run_json(capsys, str(path), "small-2d", "--passes", "2")
+    assert data["pass_end_ns"][0] == 10 + 20 + 50 + 60 + 40 + 3 * 2 - 2
+    assert len(data["pass_end_ns"]) == 2
+    assert data["compute_ns"] == 2 * (10 + 20 + 50 + 60 + 40)
+    assert data["collectives"] == []
+
+
+def test_compare_and_system_file(capsys) -> None:
+    data = run_json(capsys, "vgg16", "tpu", "--system", str(TUTORIAL / "tpu.txt"),
+                    "--compare", "--policy", "themis")
+    assert data["speedup_over_baseline"] == pytest.approx(data["baseline_end_ns"]
+                                                          / data["end_ns"])
+    assert data["config"]["chunks"] == 4  # the tutorial system's preferred-dataset-splits
+    same = run_json(capsys, "vgg16", "tpu", "--policy", "baseline", "--intra", "fifo",
+                    "--compare")
+    assert same["speedup_over_baseline"] == 1.0
+    code, out, _ = run(capsys, "train", "vgg16", "tpu", "--compare", "--chunks", "8")
+    assert code == 0 and "speed-up over baseline" in out
+
+
+def test_scales_and_passes(capsys) -> None:
+    one = run_json(capsys, "mlp-data-model", "small-3d", "--chunks", "4")
+    scaled = run_json(capsys, "mlp-data-model", "small-3d", "--chunks", "4",
+                      "--compute-scale", "2")
+    assert scaled["compute_ns"] == 2 * one["compute_ns"]
+    two = run_json(capsys, "mlp-data-model", "small-3d", "--chunks", "4", "--passes", "2")
+    assert two["compute_ns"] == 2 * one["compute_ns"] and len(two["pass_end_ns"]) == 2
+    big = run_json(capsys, "mlp-data-model", "small-3d", "--chunks", "4", "--comm-scale", "4")
+    assert sum(c["size_bytes"] for c in big["collectives"]) == 4 * sum(
+        c["size_bytes"] for c in one["collectives"])
+
+
+def test_timeline_file(capsys, tmp_path) -> None:
+    png = tmp_path / "t.png"
+    code, _, err = run(capsys, "train", "dlrm", "small-3d", "--chunks", "4",
+                       "--timeline", str(png))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_exposed_intervals_by_hand() -> None:
+    assert exposed_intervals([(0, 10), (5, 20), (30, 40)], 50) == [(20, 30), (40, 50)]
+    assert exposed_intervals([(3, 5)], 5) == [(0, 3)]
+    assert exposed_intervals([], 7) == [(0, 7)]
+
+
+def test_timeline_data_lies_inside_the_run() -> None:
+    from themis.training import TrainingConfig, simulate_training
+    from topologies.presets import resolve_network
+
+    result = simulate_training(load_workload("mlp-data-model"), resolve_network("small-3d"),
+                               TrainingConfig(chunks=4, policy="themis"))
+    compute, stages, ndims = timeline_data(result)
+    assert ndims == len(result.dims) == 3
+    assert sum(e - s for s, e in compute) == result.compute_ns
+    assert stages and all(0 <= s <= e <= result.end_ns for _, _, s, e in stages)
+    assert {c for _, c, _, _ in stages} <= {c.id for c in result.collectives}
+
+
+def test_train_report_is_deterministic(capsys, tmp_path) -> None:
+    from reports.training import write_report
+
+    policies = [("baseline/fifo", "baseline", "fifo"), ("themis/scf", "themis", "scf")]
+    outs = []
+    for name in ("a", "b"):
+        out = tmp_path / name
+        write_report(out, ["mlp-model", "dlrm"], ["small-2d", "small-3d"], policies=policies)
+        outs.append(out)
+    a, b = outs
+    assert (a / "results.csv").read_text() == (b / "results.csv").read_text()
+    rows = list(csv.DictReader((a / "results.csv").open()))
+    assert len(rows) == 2 * 2 * 2
+    for row in rows:
+        if row["policy"] == "baseline/fifo":
+            assert float(row["speedup"]) == 1.0
+        assert float(row["end_ns"]) == pytest.approx(
+            float(row["compute_ns"]) + float(row["exposed_comm_ns"]))
+    readme = (a / "README.md").read_text()
+    assert "themis train-report" in readme and "ResNet-152" in readme
+    def timeless(text: str) -> list[str]:
+        return [line for line in text.splitlines() if "wall time" not in line]
+    assert timeless(readme) == timeless((b / "README.md").read_text())
+    assert (a / "speedups.png").stat().st_size > 0 and (a / "timeline.png").stat().st_size > 0
