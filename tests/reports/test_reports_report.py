@@ -105,3 +105,77 @@ def test_report_at_scale_without_solvers(tmp_path: Path) -> None:
 def test_report_needs_a_database(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path / "none.sqlite"), "--out", str(tmp_path)]) == 2
     assert "none.sqlite" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("content", [b"", b"just some text, not SQLite\n" * 10])
+def test_report_opens_its_database_read_only(tmp_path: Path, content: bytes,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """An empty file stays empty (it must not become a database); not a database: one line."""
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(content)
+    out = tmp_path / "rep"
+    assert main(["report", str(path), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err
+    assert path.read_bytes() == content
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["r.sqlite"]
+
+
+def test_report_leaves_a_sweep_database_unchanged(solved_db: Path, tmp_path: Path) -> None:
+    before = {p.name: p.read_bytes() for p in solved_db.parent.iterdir()}
+    build_report(solved_db, tmp_path / "rep")
+    after = {p.name: p.read_bytes() for p in solved_db.parent.iterdir()}
+    assert after == before
+
+
+def test_rerunning_a_report_command_reproduces_results_csv(tmp_path: Path) -> None:
+    """The same spec swept twice (fresh databases) gives the same results.csv, runtimes,
+    host and timestamps aside; a changed result is found by the check."""
+    from reports.report import RUN_COLUMNS, csv_differences
+
+    spec = """
+        time_limit_s = 20
+        threads = 1
+        ag_order = ["reverse", "free"]
+        [[grid]]
+        networks = ["small-2d"]
+        sizes = ["16MiB"]
+        chunks = [2]
+        policies = ["themis", "baseline", "1,0"]
+        intra = ["fifo", "scf"]
+        solvers = ["cpsat"]
+    """
+    csvs = []
+    for k in range(2):
+        folder = tmp_path / f"run{k}"
+        folder.mkdir()
+        db = sweep(folder, spec)
+        build_report(db, folder / "rep")
+        csvs.append(folder / "rep" / "results.csv")
+    assert csv_differences(*csvs) == []
+    with open(csvs[1], newline="") as f:
+        table = list(csv.DictReader(f))
+    assert {"runtime_s", "host", "finished_at"} <= set(RUN_COLUMNS)
+    table[3]["makespan_ns"] = repr(float(table[3]["makespan_ns"]) + 1.0)
+    table[0]["host"] = "elsewhere"  # ignored
+    with open(csvs[1], "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(table[0]), lineterminator="\n")
+        w.writeheader()
+        w.writerows(table)
+    diffs = csv_differences(*csvs)
+    assert len(diffs) == 1 and "makespan_ns" in diffs[0] and table[3]["task_key"] in diffs[0]
+
+
+def test_a_new_policy_flows_into_the_report_tables(tmp_path: Path) -> None:
+    db = sweep(tmp_path, """
+        [[grid]]
+        networks = ["small-3d"]
+        sizes = ["1MiB"]
+        chunks = [2, 4]
+        policies = ["themis", "baseline", "2,1,0"]
+        intra = ["fifo"]
+    """)
+    build_report(db, tmp_path / "rep")
+    readme = (tmp_path / "rep" / "README.md").read_text()
+    assert "| 2,1,0/fifo |" in readme  # the per-method utilization table
+    assert readme.count("| 2,1,0/fifo |") >= 3  # and each per-instance table

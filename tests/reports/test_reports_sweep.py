@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import signal
@@ -184,7 +185,29 @@ def test_progress_bar_on_a_tty_and_plain_lines_otherwise() -> None:
                               "[2/2] cpsat on small-2d: 2,000.0 us optimal in 0.2 s\n")
 
 
-def test_sweep_killed_with_sigkill_loses_nothing_and_duplicates_nothing(tmp_path: Path) -> None:
+def children(pid: int) -> set[int]:
+    """Live child processes of ``pid`` (Linux /proc)."""
+    out = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            out.add(int(stat.parent.name))
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_sweep_killed_with_sigkill_loses_nothing_duplicates_nothing_and_leaves_no_worker(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Large chunk counts make each task take a noticeable fraction of a second.
     spec = write(tmp_path / "s.toml", """
         [[grid]]
@@ -210,12 +233,23 @@ def test_sweep_killed_with_sigkill_loses_nothing_and_duplicates_nothing(tmp_path
                     break
             time.sleep(0.02)
         assert proc.poll() is None, "the sweep finished before it could be killed"
-        os.killpg(proc.pid, signal.SIGKILL)
+        # A second sweep on the same database stops at once: one line, exit 2.
+        assert main(["sweep", str(spec), "--db", str(db), "--workers", "1"]) == 2
+        captured = capsys.readouterr()
+        assert "another themis sweep is running on this database" in captured.err
+        assert captured.err.count("\n") == 1 and "instances" not in captured.err
+        workers = children(proc.pid)
+        assert workers, "the pool has no worker processes"
+        os.kill(proc.pid, signal.SIGKILL)  # the driver only: its workers must follow
         proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(alive(w) for w in workers):
+            time.sleep(0.05)
+        assert not any(alive(w) for w in workers), "workers outlived their driver"
     finally:
-        if proc.poll() is None:  # pragma: no cover - only on a failed assertion above
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        proc.wait()
     before = rows(db)
     assert 2 <= len(before) < 21
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
@@ -224,6 +258,18 @@ def test_sweep_killed_with_sigkill_loses_nothing_and_duplicates_nothing(tmp_path
     after = rows(db)
     assert len(after) == 21 and len({k for k, _ in after}) == 21
     assert set(before) <= set(after)
+
+
+def test_dask_address_that_does_not_work_writes_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed")
+    spec = write(tmp_path / "s.toml", TINY)
+    db = tmp_path / "r.sqlite"
+    assert main(["sweep", str(spec), "--db", str(db), "--dask", "notanaddress"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1
+    assert "--dask" in captured.err and "notanaddress" in captured.err
+    assert not db.exists() and list(tmp_path.iterdir()) == [spec]
 
 
 def test_sweep_on_a_local_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFixture[str]

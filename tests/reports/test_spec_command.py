@@ -43,3 +43,53 @@ def test_spec_on_stdout_and_errors(tmp_path: Path, capsys) -> None:
     assert main(["spec", "small-2d", "--sizes", "12XB"]) == 2
     assert "12XB" in capsys.readouterr().err
     assert not (tmp_path / "spec.toml").exists()
+
+
+def test_a_title_with_quotes_hashes_and_newlines_round_trips(tmp_path: Path, capsys) -> None:
+    """tomli-w writes the spec: no comment can end up inside a string, and sweep reads it."""
+    from reports.sweep import load_spec
+
+    title = 'My "best" [[grid]] sweep # not a comment\nsecond line \\ and \'quotes\''
+    out = tmp_path / "spec.toml"
+    assert main(["spec", "small-2d", "--chunks", "2", "--solvers", "", "--policies",
+                 "themis,1,0", "--intra", "scf", "--title", title, "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert tomllib.loads(out.read_text())["title"] == title
+    spec = load_spec(out)
+    assert spec.title == title
+    assert {t.method.label for t in spec.tasks} >= {"themis/scf", "1,0/scf"}
+    assert main(["sweep", str(out), "--db", str(tmp_path / "r.sqlite"), "--workers", "1"]) == 0
+    assert "tasks done" in capsys.readouterr().out
+
+
+def test_spec_and_sweep_accept_routes_and_registered_policies(tmp_path: Path, capsys,
+                                                              monkeypatch) -> None:
+    from dataclasses import dataclass
+
+    from themis.policies import base
+
+    @dataclass
+    class Backwards:
+        name: str = "backwards"
+
+        def routes(self, collective, network):
+            return [tuple(reversed(network.active_dims))] * len(collective.chunk_sizes())
+
+    monkeypatch.setitem(base._POLICIES, "backwards", Backwards)
+    out = tmp_path / "spec.toml"
+    assert main(["spec", "small-2d", "--chunks", "2", "--solvers", "", "--policies",
+                 "backwards,1,0", "--intra", "fifo", "--out", str(out)]) == 0
+    assert tomllib.loads(out.read_text())["grid"][0]["policies"] == ["backwards", "1,0"]
+    db = tmp_path / "r.sqlite"
+    assert main(["sweep", str(out), "--db", str(db), "--workers", "1"]) == 0
+    assert main(["report", str(db), "--out", str(tmp_path / "rep")]) == 0
+    capsys.readouterr()
+    rows = {r["method"]: r for r in csv.DictReader((tmp_path / "rep" / "results.csv").open())}
+    assert set(rows) == {"bound", "backwards/fifo", "1,0/fifo"}
+    # backwards on two dimensions is the route 1,0: the same schedule
+    assert rows["backwards/fifo"]["makespan_ns"] == rows["1,0/fifo"]["makespan_ns"]
+    # a route that is not a permutation of the dimensions is refused with its key
+    out.write_text(out.read_text().replace('"1,0"', '"0,1,2"'))
+    assert main(["sweep", str(out), "--db", str(db)]) == 2
+    err = capsys.readouterr().err
+    assert "grid[0].policies[1]" in err and "0,1,2" in err
