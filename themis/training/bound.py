@@ -1,8 +1,120 @@
-"""The iteration lower bound (issue 11 item 3); see :func:`iteration_bound`."""
+"""A lower bound of a training iteration, valid for every policy and discipline.
+
+It plays the role of the Themis paper's "Ideal". Two parts:
+
+1. **The loop with every collective at its own bound.** The workload loop is
+   replayed with each collective c ending exactly ``LB(c)`` after its issue
+   (then its layer's update time): compute, the +1 cycles and every wait are
+   as in the real loop. ``LB(c)`` is the larger of (a) its slowest chunk alone
+   on its best route and plan, and (b) the total stage time of its chunks,
+   each on its best route, over the dimensions it can use and their k servers.
+   Every time in the loop is a max-plus expression that grows with the
+   collectives' end times, and a real collective never ends earlier than its
+   issue plus ``LB(c)``, so by induction over events every replayed time,
+   the end included, is <= the real one. For a blocking collective this is
+   "the compute critical path plus its own bound".
+2. **Bandwidth before the end.** For every replayed issue time tau, all
+   collectives issued at or after tau (their real issues are at or after
+   their replayed ones) have their stages between tau and the end: the end is
+   at least tau + (their total stage time) / (dimensions x k) + the smallest
+   update time among them.
+
+The bound is the larger of the two. With bandwidth sharing (``alpha-beta``,
+k > 1) a dimension can fit (k + 1) alone-stage-times per ns (k fixed parts
+and one full bandwidth), which replaces k in the divisions.
+"""
 
 from __future__ import annotations
 
+import itertools
+import math
 
-def iteration_bound(workload, network, b, config, timings) -> float | None:
-    """Not computed yet."""
-    return None
+from themis.plans import PlanShape, stage_plan
+from themis.timing.base import Timing
+from themis.training.config import CollectiveRecord, Phase, TrainingConfig
+from themis.training.engine import A2A, Engine
+from themis.training.loops import LOOPS
+from themis.training.runner import Run
+from topologies.network import Network
+from topologies.workload import Workload
+
+
+class _ChainTimes:
+    """The shortest no-wait time of one chunk over every route and plan shape allowed."""
+
+    def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
+        self.engine = engine
+        shapes = [PlanShape.RS_AG]
+        if astra:
+            shapes.append(PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM)
+        self.shapes = shapes
+        self._memo: dict[tuple[str, tuple[int, ...], float], float] = {}
+
+    def best(self, kind: str, dims: tuple[int, ...], size: float) -> float:
+        key = (kind, dims, size)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        best = math.inf
+        for route in itertools.permutations(dims):
+            if kind == "all-to-all":
+                plans = [tuple((A2A, d) for d in route)]
+            elif kind == "all-reduce":
+                plans = [stage_plan(kind, route, shape=s) for s in self.shapes]
+            else:
+                plans = [stage_plan(kind, route)]
+            for plan in plans:
+                t = 0.0
+                m: float = size
+                for phase, d in plan:
+                    _, c = self.engine.stage_cost(kind, phase, d, m)
+                    t += c.duration_ns
+                    m = c.output_bytes
+                best = min(best, t)
+        self._memo[key] = best
+        return best
+
+
+def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
+                    timings: dict[str, Timing]) -> float:
+    """The lower bound of the module docstring for the (scaled) workload ``wl``."""
+    from themis.training.simulate import ASTRA, CollectiveShapes
+
+    astra = cfg.timing == ASTRA
+    engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
+    chains = _ChainTimes(engine, astra, cfg.local_bw_aware)
+    shapes = CollectiveShapes(wl, network, b, cfg)
+    shared = cfg.active_chunks > 1 and any(
+        getattr(timings[k], "shares_bandwidth", False) for k in list(timings))
+    servers = cfg.active_chunks + (1 if shared else 0)
+    issued: list[tuple[float, float, int]] = []  # (issue, work, update)
+    total_dims = len(network.active_dims)
+
+    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
+        shape = shapes.shape(run, i, phase, highest)
+        if shape is None:
+            return None
+        kind, size, sizes, _, dims, prio = shape
+        now = engine.now
+        alone = max(chains.best(kind, dims, s) for s in set(sizes))
+        work = sum(chains.best(kind, dims, s) for s in sizes)
+        lb = max(alone, work / (len(dims) * servers))
+        issued.append((now, work, wl.layers[i].update_ns))
+        rec = CollectiveRecord(len(issued) - 1, i, str(phase), kind, size, dims, now)
+        engine.at(now + lb, lambda: run.collective_done(rec, i, phase, engine.now))
+        return rec
+
+    run = Run(len(wl.layers), [layer.name for layer in wl.layers], issue, engine,
+              [layer.update_ns for layer in wl.layers])
+    run._step = 1 if cfg.scheduling_policy == "LIFO" else -1
+    run.start(LOOPS[wl.parallelism](run, wl, cfg.passes))
+    engine.run()
+    best = float(run.end_ns if run.end_ns is not None else 0.0)
+    issued.sort()
+    work = 0.0
+    update = math.inf
+    for tau, w, u in reversed(issued):
+        work += w
+        update = min(update, u)
+        best = max(best, tau + work / (total_dims * servers) + update)
+    return best

@@ -24,15 +24,13 @@ from dataclasses import replace
 
 from themis.collective import Collective
 from themis.plans import Plan, PlanShape, stage_plan
-from themis.policies import canonical_policy, make_policy
+from themis.policies import canonical_policy, is_route, make_policy, parse_route
 from themis.training.engine import A2A, Engine
 from themis.training.running import running_themis_routes
 from topologies.errors import InputError
 from topologies.network import Network
 
 Route = tuple[int, ...]
-#: Policies whose all-reduce chunks run RS along the route and AG back under ASTRA-sim.
-_RS_AG = {"themis", "themis-running"}
 _ASTRA_VARIANTS = {"baseline", "themis", "round-robin"}
 RUNNING = "themis-running"
 
@@ -58,15 +56,22 @@ class Planner:
         self.astra = astra
         self.engine = engine
         self.name = RUNNING if str(policy).strip().lower() == RUNNING else canonical_policy(policy)
-        if self.name == RUNNING:
+        self.fixed: tuple[Route, ...] = ()
+        if is_route(self.name):
+            self.fixed = tuple(parse_route(r) for r in self.name.split(";"))
+            want = sorted(network.active_dims)
+            for r in self.fixed:
+                if sorted(r) != want:
+                    raise InputError(f"a route must be a permutation of the (logical) "
+                                     f"dimensions {want}", "policy", ",".join(map(str, r)))
+            self.name = "fixed"
+        if self.name in (RUNNING, "fixed"):
             self.policy = None
         elif astra and self.name in _ASTRA_VARIANTS:
             self.policy = make_policy(self.name, astra=True)
         else:
             self.policy = make_policy(self.name)
-        rs_ag = self.name in _RS_AG or not astra or (
-            self.name not in ("baseline", "round-robin") and "," not in self.name
-            and self.name != "fixed")
+        rs_ag = not astra or self.name not in ("baseline", "round-robin", "fixed")
         if rs_ag:
             self.shape = PlanShape.RS_AG
         else:
@@ -100,12 +105,14 @@ class Planner:
                now: float) -> list[Route]:
         """One route per chunk for a collective issued at ``now``."""
         dims = involved(self.network, mask)
-        if kind == "all-to-all" or self.name == "fixed":
+        if kind == "all-to-all":
             if self.astra and self.name == "round-robin":
-                routes = self._rotated(dims, n, reverse=False)
-            else:
-                routes = [dims] * n
-            return routes
+                return self._rotated(dims, n, reverse=False)
+            return [dims] * n
+        if self.name == "fixed":
+            keep = set(dims)
+            return [tuple(d for d in self.fixed[k % len(self.fixed)] if d in keep)
+                    for k in range(n)]
         if self.name == RUNNING:
             loads = self.engine.inflight_sent(now)
             return running_themis_routes(self.network, mask, kind, chunk, n, loads)

@@ -92,6 +92,41 @@ def chunk_sizes(size: int, chunks: int, astra: bool, where: str) -> list[int]:
     return sizes
 
 
+class CollectiveShapes:
+    """What a layer's collective is: kind, size, chunk sizes, mask, dimensions, priority."""
+
+    def __init__(self, wl: Workload, lnet: Network, b: int, cfg: TrainingConfig) -> None:
+        self.wl, self.lnet, self.b, self.cfg = wl, lnet, b, cfg
+        self.astra = cfg.timing == ASTRA
+        self._masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
+
+    def shape(self, run: Run, i: int, phase: Phase, highest: bool
+              ) -> tuple[str, int, list[int], tuple[bool, ...], tuple[int, ...], int] | None:
+        """``None`` for no collective (NONE type, or no dimension left); the priority is
+        taken (ASTRA-sim's counter moves) whenever a collective is generated."""
+        wl = self.wl
+        layer = wl.layers[i]
+        ctype = getattr(layer, f"{phase}_type")
+        if ctype is CommType.NONE:
+            return None
+        if ctype is CommType.ALLREDUCEALLTOALL:
+            raise InputError(f"{wl.file or wl.name}: layer {i} ({layer.name}) issues "
+                             "an ALLREDUCEALLTOALL collective, which ASTRA-sim 1.0 aborts on",
+                             f"{phase}_type", str(ctype))
+        mask = self._masks.get((i, phase))
+        if mask is None:
+            mask = self._masks[(i, phase)] = dimension_mask(wl, i, phase, self.lnet.ndims,
+                                                             self.b)
+        prio = run.priority(highest)
+        dims = involved(self.lnet, mask)
+        if not dims:
+            return None
+        size = getattr(layer, f"{phase}_size_bytes")
+        sizes = chunk_sizes(size, self.cfg.chunks, self.astra,
+                            f"layer {i} ({layer.name}) {phase}")
+        return KINDS[ctype], size, sizes, mask, dims, prio
+
+
 def simulate_training(workload: Workload, network: Network,
                       config: TrainingConfig | None = None, bound: bool = True
                       ) -> TrainingResult:
@@ -113,29 +148,15 @@ def simulate_training(workload: Workload, network: Network,
     timings = _Timings(cfg, lnet, split)
     engine = Engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
-    masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
+    shapes = CollectiveShapes(wl, lnet, b, cfg)
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        layer = wl.layers[i]
-        ctype = getattr(layer, f"{phase}_type")
-        if ctype is CommType.NONE:
+        shape = shapes.shape(run, i, phase, highest)
+        planner.note_issue(engine.now)
+        if shape is None:
             return None
-        if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError(f"{workload.file or workload.name}: layer {i} ({layer.name}) issues "
-                             "an ALLREDUCEALLTOALL collective, which ASTRA-sim 1.0 aborts on",
-                             f"{phase}_type", str(ctype))
-        kind = KINDS[ctype]
-        mask = masks.get((i, phase))
-        if mask is None:
-            mask = masks[(i, phase)] = dimension_mask(wl, i, phase, lnet.ndims, b)
-        prio = run.priority(highest)
+        kind, size, sizes, mask, dims, prio = shape
         now = engine.now
-        planner.note_issue(now)
-        dims = involved(lnet, mask)
-        if not dims:
-            return None
-        size = getattr(layer, f"{phase}_size_bytes")
-        sizes = chunk_sizes(size, cfg.chunks, astra, f"layer {i} ({layer.name}) {phase}")
         routes = planner.routes(kind, mask, sizes[0], len(sizes), now)
         plans = planner.plans(kind, routes)
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,

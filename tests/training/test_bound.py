@@ -1,0 +1,67 @@
+"""The iteration lower bound is below every policy's iteration (a property).
+
+Random small workloads of several keywords on random small networks, under
+both timings: the bound of :mod:`themis.training.bound` must not exceed the
+end of any inter policy / intra discipline the project has.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from themis.training import TrainingConfig, simulate_training
+from topologies.network import Dimension, Network
+from topologies.workload import parse_workload
+
+KEYWORDS = ["DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
+            "HYBRID_DLRM", "MICRO"]
+TYPES = ["NONE", "ALLREDUCE", "ALLGATHER", "REDUCESCATTER"]
+POLICIES = ["baseline", "themis", "round-robin", "themis-running"]
+
+
+@st.composite
+def cases(draw):
+    dims = tuple(Dimension(draw(st.sampled_from(["Ring", "Switch", "FullyConnected"])),
+                           draw(st.sampled_from([2, 4])),
+                           float(draw(st.sampled_from([25, 50, 100, 200]))),
+                           float(draw(st.sampled_from([1, 5, 100]))))
+                 for _ in range(draw(st.integers(2, 3))))
+    net = Network(dims)
+    keyword = draw(st.sampled_from(KEYWORDS))
+    n = draw(st.integers(2 if keyword == "HYBRID_DLRM" else 1, 3))
+    header = keyword
+    if keyword == "HYBRID_TRANSFORMER":
+        header += f" model_parallel_NPU_group: {draw(st.sampled_from([1, 2, 4]))}"
+    if keyword == "HYBRID_DLRM":
+        header += f" {draw(st.integers(0, n - 2))}"
+    lines = []
+    for i in range(n):
+        cols = [f"l{i}", "-1"]
+        for ph in range(3):
+            cols.append(str(draw(st.integers(0, 3000))))
+            t = draw(st.sampled_from(TYPES + (["ALLTOALL"] if keyword == "HYBRID_DLRM"
+                                              and i == 0 and ph < 2 else [])))
+            cols += [t, str(draw(st.integers(4096, 400000)) if t != "NONE" else "0")]
+        cols.append(str(draw(st.integers(1, 20))))
+        lines.append(" ".join(cols))
+    wl = parse_workload(f"{header}\n{n}\n" + "\n".join(lines) + "\n", "random.txt")
+    chunks = draw(st.sampled_from([1, 2, 4]))
+    k = draw(st.sampled_from([1, 2]))
+    passes = draw(st.integers(1, 2))
+    return wl, net, chunks, k, passes
+
+
+@settings(max_examples=25, deadline=None)
+@given(cases())
+def test_bound_below_every_policy(case) -> None:
+    wl, net, chunks, k, passes = case
+    for timing in ("astra-sim-1.0", "alpha-beta"):
+        base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes)
+        lb = simulate_training(wl, net, base).lower_bound_ns
+        assert lb is not None and lb >= 0
+        for policy in POLICIES:
+            for intra in ("fifo", "scf"):
+                cfg = base.with_(policy=policy, intra=intra)
+                end = simulate_training(wl, net, cfg, bound=False).end_ns
+                assert lb <= end + 1e-6 * end, (timing, policy, intra)
