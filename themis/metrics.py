@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
@@ -76,19 +77,34 @@ def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
     return float(np.sum(block_end - block_start))
 
 
-def compute_metrics(schedule: Schedule) -> Metrics:
-    """Metrics of any schedule (simulated or solved)."""
+def compute_metrics(
+    schedule: Schedule,
+    columns: tuple[Sequence[int], Sequence[float], Sequence[float], Sequence[float]]
+    | None = None,
+) -> Metrics:
+    """Metrics of any schedule (simulated or solved).
+
+    ``columns`` (dim, start_ns, end_ns, sent_bytes per stage, in the order of
+    ``schedule.stages``) may be given by a caller that has them already.
+    """
     net = schedule.network
-    makespan = schedule.makespan_ns - min(schedule.issue_ns, default=0.0)
+    if columns is None:
+        st = schedule.stages
+        columns = ([s.dim for s in st], [s.start_ns for s in st], [s.end_ns for s in st],
+                   [s.sent_bytes for s in st])
+    dim = np.asarray(columns[0], dtype=np.int64)
+    start = np.asarray(columns[1], dtype=float)
+    end = np.asarray(columns[2], dtype=float)
+    sent = np.asarray(columns[3], dtype=float)
+    last_end = float(end.max()) if len(end) else 0.0
+    makespan = last_end - min(schedule.issue_ns, default=0.0)
     ideal = ideal_ns(net, schedule.collectives)
-    by_dim: dict[int, list] = {d: [] for d in net.active_dims}
-    for s in schedule.stages:
-        by_dim.setdefault(s.dim, []).append((s.start_ns, s.end_ns, s.sent_bytes))
+    present = set(np.unique(dim).tolist()) | set(net.active_dims)
     dims = []
-    for d, rows in sorted(by_dim.items()):
-        arr = np.array(rows, dtype=float).reshape(-1, 3)
-        busy = _union_length(arr[:, 0], arr[:, 1])
-        dims.append(DimMetrics(d, busy, float(arr[:, 2].sum()),
+    for d in sorted(present):
+        mask = dim == d
+        busy = _union_length(start[mask], end[mask])
+        dims.append(DimMetrics(d, busy, float(sent[mask].sum()),
                                busy / makespan if makespan > 0 else 0.0))
     return Metrics(
         makespan_ns=makespan,
@@ -96,6 +112,6 @@ def compute_metrics(schedule: Schedule) -> Metrics:
         bw_utilization=ideal / makespan if makespan > 0 else 0.0,
         dims=dims,
         routes=schedule.route_histogram(),
-        stages=len(schedule.stages),
+        stages=len(dim),
         chunks=len(schedule.chunks),
     )

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from themis.collective import Collective
 from themis.plans import Plan, PlanShape, stage_plan
@@ -40,8 +42,7 @@ class Stage(NamedTuple):
     end_ns: float
 
 
-@dataclass(frozen=True)
-class ChunkPlan:
+class ChunkPlan(NamedTuple):
     """A chunk's route and the (phase, dimension) sequence it executes."""
 
     collective: int
@@ -73,6 +74,29 @@ class Schedule:
     local_bw_aware: bool = False
     meta: dict = field(default_factory=dict)
 
+    @classmethod
+    def deferred(cls, make_stages: Callable[[], list[Stage]], **fields: Any) -> Schedule:
+        """A schedule whose :attr:`stages` list is built by ``make_stages`` on first access.
+
+        The simulator returns these: a caller that only needs the metrics (a
+        policy comparing candidate plans) never pays for the Stage records.
+        After the first access ``stages`` is an ordinary list attribute.
+        """
+        obj = cls(stages=[], **fields)
+        del obj.__dict__["stages"]
+        obj.__dict__["_make_stages"] = make_stages
+        return obj
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached when normal lookup fails: the stages of a deferred schedule.
+        make = self.__dict__.get("_make_stages") if name == "stages" else None
+        if make is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        stages = make()
+        self.__dict__["stages"] = stages
+        del self.__dict__["_make_stages"]
+        return stages
+
     @property
     def makespan_ns(self) -> float:
         """End of the last stage (0 for an empty schedule)."""
@@ -95,11 +119,8 @@ class Schedule:
 
     def route_histogram(self) -> dict[str, int]:
         """Route string (e.g. ``"0,1,2"``) -> how many chunks took it."""
-        hist: dict[str, int] = {}
-        for c in self.chunks:
-            key = ",".join(map(str, c.route))
-            hist[key] = hist.get(key, 0) + 1
-        return dict(sorted(hist.items()))
+        counts = Counter(c.route for c in self.chunks)
+        return dict(sorted((",".join(map(str, r)), n) for r, n in counts.items()))
 
     # -- JSON -----------------------------------------------------------------
     def to_dict(self) -> dict:

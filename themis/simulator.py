@@ -2,25 +2,33 @@
 
 One NPU's view (model.md §2, §5): each dimension is a resource that runs at
 most k stages at once; stages wait in a per-dimension queue ordered by an
-intra-dimension discipline. Events sit in a heap keyed by (time, tie, sequence)
-so that equal-time completions are processed in a deterministic order. The
-cost depends on the number of stages, never on the number of NPUs.
+intra-dimension discipline (:mod:`themis.disciplines`); the event loop and the
+resource models (exclusive, or bandwidth shared) are :mod:`themis.engine`.
+The cost depends on the number of stages, never on the number of NPUs.
+
+:func:`run` takes a :class:`SimConfig`; :func:`simulate` is the same call with
+the configuration's fields as keywords.
 """
 
 from __future__ import annotations
 
-import heapq
+import dataclasses
+import gc
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
+from itertools import repeat
 
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, make_discipline
+from themis.engine import Exclusive, Shared, run_events
 from themis.metrics import Metrics, compute_metrics
-from themis.plans import PlanShape, stage_plan
+from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
 from themis.schedule import ChunkPlan, Schedule, Stage
-from themis.stages import StageTable, chain
+from themis.stages import StageTable, block_cache, chunk_block
 from themis.timing import Timing, make_timing
 from topologies.errors import InputError
 from topologies.network import Network
@@ -29,7 +37,45 @@ from topologies.network import Network
 #: ``start`` - in the order the stages started; ``dim`` - ascending dimension.
 TIE_ORDERS = ("start", "dim")
 
-Plan = tuple[tuple[str, int], ...]
+_new_chunk_plan = partial(tuple.__new__, ChunkPlan)
+_new_stage = partial(tuple.__new__, Stage)
+
+__all__ = ["TIE_ORDERS", "Plan", "SimConfig", "SimResult", "build_plans", "policy_routes",
+           "replay", "run", "simulate"]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """How to simulate: policy, discipline, timing and the dimension resources.
+
+    ``policy`` picks routes (loads reset per collective): a registered name, a
+    fixed route such as ``"2,0,1"`` or a policy object. ``intra`` is a
+    discipline name. ``timing`` is a timing name (bound to the network with
+    ``algorithms`` and ``endpoint_delay_ns``) or a timing object.
+    ``active_chunks`` is k, the stages a dimension runs at once.
+    ``local_bw_aware`` gives the route's last dimension one AR stage (ASTRA-sim's
+    baseline with ``collective-optimization: localBWAware``). ``ag_order`` is
+    recorded in the schedule (``free`` lets the checker accept any AG order).
+    """
+
+    policy: str | InterPolicy = "themis"
+    intra: str = "fifo"
+    timing: str | Timing = "alpha-beta"
+    algorithms: Sequence[str] | None = None
+    endpoint_delay_ns: float = 0.0
+    active_chunks: int = 1
+    local_bw_aware: bool = False
+    tie_order: str = "start"
+    ag_order: str = "reverse"
+
+    def __post_init__(self) -> None:
+        k = self.active_chunks
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise InputError("active chunks per dimension must be an integer >= 1",
+                             "active-chunks", k)
+        if self.tie_order not in TIE_ORDERS:
+            raise InputError(f"unknown tie order (expected {' or '.join(TIE_ORDERS)})",
+                             "tie-order", self.tie_order)
 
 
 @dataclass
@@ -47,13 +93,27 @@ class SimResult:
         return self.metrics.makespan_ns
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector: the event loop and the Stage records
+    allocate many small tuples and no cycles, and collections triggered by them
+    would cost more than the simulation itself."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def policy_routes(
     policy: InterPolicy, collective: Collective, network: Network
 ) -> list[tuple[int, ...]]:
     """``policy``'s routes, checked to be permutations of the active dimensions."""
-    routes = policy.routes(collective, network)
+    routes = [tuple(r) for r in policy.routes(collective, network)]
     active = sorted(network.active_dims)
-    for r in routes:
+    for r in set(routes):
         if sorted(r) != active:
             raise InputError(f"policy {policy.name} produced a route that is not a "
                              f"permutation of {active}", "route", r)
@@ -69,83 +129,112 @@ def build_plans(
     """Routes chosen by ``policy`` and the resulting stage plans, per chunk."""
     routes = policy_routes(policy, collective, network)
     shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.RS_AG
-    return routes, [stage_plan(collective.kind, r, shape=shape) for r in routes]
+    memo: dict[tuple[int, ...], Plan] = {}
+    plans = []
+    for r in routes:
+        p = memo.get(r)
+        if p is None:
+            p = memo[r] = stage_plan(collective.kind, r, shape=shape)
+        plans.append(p)
+    return routes, plans
+
+
+def _routes_of_plans(kind: str, cplans: Sequence[Plan]) -> list[tuple[int, ...]]:
+    """The route each given plan follows (its RS/AR dimensions; AG for an all-gather)."""
+    if kind == "all-gather":
+        return [tuple(d for _, d in p) for p in cplans]
+    return [tuple(d for ph, d in p if ph in ("RS", "AR")) or tuple(d for _, d in p)
+            for p in cplans]
 
 
 def simulate(
     network: Network,
     collectives: Collective | Sequence[Collective],
-    policy: str | InterPolicy = "themis",
-    intra: str = "fifo",
-    timing: str | Timing = "alpha-beta",
-    algorithms: Sequence[str] | None = None,
-    endpoint_delay_ns: float = 0.0,
-    active_chunks: int = 1,
-    local_bw_aware: bool = False,
-    tie_order: str = "start",
+    config: SimConfig | None = None,
+    *,
     issue_ns: Sequence[float] | None = None,
     plans: Sequence[Sequence[Plan]] | None = None,
     dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None = None,
-    ag_order: str = "reverse",
+    **options: object,
+) -> SimResult:
+    """Simulate one or more collectives; ``options`` are :class:`SimConfig` fields.
+
+    Same as :func:`run` with ``config`` (default ``SimConfig()``) updated by ``options``.
+    """
+    if options:
+        try:
+            config = dataclasses.replace(config or SimConfig(), **options)  # type: ignore[arg-type]
+        except TypeError as err:
+            raise InputError(f"unknown simulation option ({err})", "options",
+                             ", ".join(sorted(options))) from None
+    return run(network, collectives, config or SimConfig(), issue_ns=issue_ns, plans=plans,
+               dim_orders=dim_orders)
+
+
+def run(
+    network: Network,
+    collectives: Collective | Sequence[Collective],
+    config: SimConfig,
+    *,
+    issue_ns: Sequence[float] | None = None,
+    plans: Sequence[Sequence[Plan]] | None = None,
+    dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None = None,
 ) -> SimResult:
     """Simulate one or more collectives and return schedule and metrics.
 
-    ``policy`` picks routes (loads reset per collective); ``plans`` instead
-    gives every chunk's (phase, dim) sequence directly, per collective.
-    ``dim_orders`` (dimension -> [(collective, chunk, step), ...]) replays a
-    fixed per-dimension stage order instead of the ``intra`` discipline.
-    ``local_bw_aware`` gives the route's last dimension one AR stage (ASTRA-sim's
-    baseline with ``collective-optimization: localBWAware``).
+    ``issue_ns[i]`` is when collective i is issued (default 0). ``plans``
+    gives every chunk's (phase, dim) sequence directly, per collective,
+    instead of ``config.policy``. ``dim_orders`` (dimension -> [(collective,
+    chunk, step), ...]) replays a fixed per-dimension stage order instead of
+    the ``config.intra`` discipline.
     """
     t0 = time.perf_counter()
     colls = [collectives] if isinstance(collectives, Collective) else list(collectives)
     if not colls:
         raise InputError("nothing to simulate", "collectives", 0)
-    if isinstance(active_chunks, bool) or not isinstance(active_chunks, int) or active_chunks < 1:
-        raise InputError("active chunks per dimension must be an integer >= 1",
-                         "active-chunks", active_chunks)
-    if tie_order not in TIE_ORDERS:
-        raise InputError(f"unknown tie order (expected {' or '.join(TIE_ORDERS)})",
-                         "tie-order", tie_order)
-    tm = timing if not isinstance(timing, str) else make_timing(
-        timing, network, algorithms, endpoint_delay_ns)
+    tm = config.timing if not isinstance(config.timing, str) else make_timing(
+        config.timing, network, config.algorithms, config.endpoint_delay_ns)
     issues = [0.0] * len(colls) if issue_ns is None else [float(t) for t in issue_ns]
     if len(issues) != len(colls):
         raise InputError("one issue time per collective", "issue_ns", len(issues))
-    pol = make_policy(policy) if plans is None else None
-    intra_key = canonical_intra(intra) if dim_orders is None else "replay"
+    pol = make_policy(config.policy) if plans is None else None
+    intra_key = canonical_intra(config.intra) if dim_orders is None else "replay"
 
-    # -- stage arrays ------------------------------------------------------------
+    # -- the stage table: chunks with the same plan and size share their costs ------
     chunk_plans: list[ChunkPlan] = []
     all_routes: list[list[tuple[int, ...]]] = []
-    table = StageTable()
-    first_sids: list[list[int]] = []
-    cost_cache: dict = {}
+    keys: list[tuple[int, int]] = []
+    chunk_blocks: list[tuple] = []
+    memo = block_cache(tm)
     for ci, coll in enumerate(colls):
         if plans is None:
             assert pol is not None
-            routes, cplans = build_plans(coll, network, pol, local_bw_aware)
+            routes, cplans = build_plans(coll, network, pol, config.local_bw_aware)
         else:
             cplans = [tuple(p) for p in plans[ci]]
-            routes = [tuple(d for ph, d in p if ph in ("RS", "AR")) or tuple(d for _, d in p)
-                      for p in cplans]
-            if coll.kind == "all-gather":
-                routes = [tuple(d for _, d in p) for p in cplans]
+            routes = _routes_of_plans(coll.kind, cplans)
         sizes = coll.chunk_sizes()
         if len(cplans) != len(sizes):
             raise InputError(f"expected {len(sizes)} chunk plans", "plans", len(cplans))
         all_routes.append(list(routes))
-        firsts = []
-        for k, (size, plan) in enumerate(zip(sizes, cplans, strict=True)):
-            chunk_plans.append(ChunkPlan(ci, k, size, tuple(routes[k]), tuple(plan)))
-            firsts.append(table.add_chunk(ci, k, plan, chain(tm, coll.kind, size, plan,
-                                                             cost_cache)))
-        first_sids.append(firsts)
+        n = len(sizes)
+        chunk_plans.extend(map(_new_chunk_plan, zip(repeat(ci, n), range(n), sizes, routes,
+                                                    cplans, strict=True)))
+        keys.extend(zip(repeat(ci, n), range(n), strict=True))
+        kind = coll.kind
+        get = memo.get
+        chunk_blocks.extend([get((kind, plan, size)) or chunk_block(tm, kind, size, plan, memo)
+                             for size, plan in zip(sizes, cplans, strict=True)])
+    table, firsts = StageTable.from_blocks(keys, chunk_blocks)
+    first_sids: list[list[int]] = [[] for _ in colls]
+    for (ci, _), f in zip(keys, firsts, strict=True):
+        first_sids[ci].append(f)
 
     ndims = network.ndims
+    queues: list[Discipline]
     if dim_orders is not None:
-        index = {key: sid for sid, key in enumerate(table.key)}
-        queues: list[Discipline] = []
+        index = {key: sid for sid, key in enumerate(table.keys())}
+        queues = []
         for d in range(ndims):
             try:
                 order = [index[tuple(key)] for key in dim_orders.get(d, ())]
@@ -155,184 +244,46 @@ def simulate(
             queues.append(make_discipline("replay", table, order=order))
     else:
         queues = [make_discipline(intra_key, table) for _ in range(ndims)]
-    s_dim, s_dur, s_fixed, s_sent, s_last = (table.dim, table.duration_ns, table.fixed_ns,
-                                             table.sent_bytes, table.last)
-    s_in, s_out, s_phase, s_key = (table.input_bytes, table.output_bytes, table.phase,
-                                   table.key)
-    shared = tm.shares_bandwidth and active_chunks > 1
-    runner = _run_shared if shared else _run_exclusive
-    start, end = runner(network, tm, active_chunks, tie_order == "dim", queues, issues,
-                        first_sids, s_dim, s_dur, s_fixed, s_sent, s_in, s_last)
-    if any(e < 0 for e in end):
+
+    heap: list = []
+    tie_dim = config.tie_order == "dim"
+    resource: Exclusive | Shared
+    if tm.shares_bandwidth and config.active_chunks > 1:
+        resource = Shared(table, ndims, heap, tie_dim,
+                          [d.bandwidth_bytes_per_ns for d in network.dims])
+    else:
+        resource = Exclusive(ndims, tie_dim)
+    with _gc_paused():
+        start, end = run_events(table, queues, resource, heap, config.active_chunks, issues,
+                                first_sids)
+    if end and min(end) < 0:
         raise RuntimeError("simulation deadlocked: some stages never ran "
                            "(a replayed dimension order that contradicts the routes?)")
 
-    stages = [
-        Stage(s_key[i][0], s_key[i][1], s_key[i][2], s_phase[i], s_dim[i], s_in[i], s_out[i],
-              s_sent[i], start[i], end[i])
-        for i in range(len(s_dim))
-    ]
-    schedule = Schedule(
+    def make_stages() -> list[Stage]:
+        coll_col, chunk_col, step_col = table.key_columns()
+        with _gc_paused():
+            return list(map(_new_stage, zip(coll_col, chunk_col, step_col, table.phase,
+                                            table.dim, table.input_bytes, table.output_bytes,
+                                            table.sent_bytes, start, end, strict=True)))
+
+    schedule = Schedule.deferred(
+        make_stages,
         network=network,
         timing=tm.name,
         algorithms=tuple(tm.algorithms),
         endpoint_delay_ns=float(tm.endpoint_delay_ns),
-        active_chunks=active_chunks,
+        active_chunks=config.active_chunks,
         collectives=colls,
         issue_ns=issues,
         chunks=chunk_plans,
-        stages=stages,
-        ag_order=ag_order,
-        local_bw_aware=local_bw_aware,
+        ag_order=config.ag_order,
+        local_bw_aware=config.local_bw_aware,
         meta={"policy": getattr(pol, "name", "given"), "intra": intra_key,
-              "tie_order": tie_order},
+              "tie_order": config.tie_order},
     )
-    metrics = compute_metrics(schedule)
+    metrics = compute_metrics(schedule, (table.dim, start, end, table.sent_bytes))
     return SimResult(schedule, metrics, time.perf_counter() - t0, all_routes)
-
-
-def _run_exclusive(network, tm, k, tie_dim, queues, issues, first_sids,
-                   s_dim, s_dur, s_fixed, s_sent, s_in, s_last):
-    """Event loop when running stages do not interact (k = 1, or no sharing)."""
-    n = len(s_dim)
-    start = [-1.0] * n
-    end = [-1.0] * n
-    free = [k] * network.ndims
-    heap: list[tuple[float, int, int, int]] = []
-    heappush, heappop = heapq.heappush, heapq.heappop
-    seq = 0
-    # Issue events carry sid = -(collective + 1) and sort before completions.
-    for ci, t in enumerate(issues):
-        heappush(heap, (t, -1, ci, -(ci + 1)))
-
-    def dispatch(d: int, t: float) -> None:
-        nonlocal seq
-        q = queues[d]
-        while free[d] and len(q):
-            sid = q.pop()
-            if sid is None:
-                return
-            free[d] -= 1
-            start[sid] = t
-            e = t + s_dur[sid]
-            heappush(heap, (e, d if tie_dim else 0, seq, sid))
-            seq += 1
-
-    while heap:
-        t, _, _, sid = heappop(heap)
-        if sid < 0:
-            for first in first_sids[-sid - 1]:
-                d = s_dim[first]
-                queues[d].push(first)
-                dispatch(d, t)
-            continue
-        d = s_dim[sid]
-        end[sid] = t
-        free[d] += 1
-        if not s_last[sid]:
-            nxt = sid + 1
-            d2 = s_dim[nxt]
-            queues[d2].push(nxt)
-            if d2 != d:
-                dispatch(d2, t)
-        dispatch(d, t)
-    return start, end
-
-
-def _run_shared(network, tm, k, tie_dim, queues, issues, first_sids,
-                s_dim, s_dur, s_fixed, s_sent, s_in, s_last):
-    """Event loop with bandwidth shared equally among a dimension's running stages.
-
-    A stage first spends its fixed (latency) time, then sends its bytes at
-    B / (number of stages of that dimension currently sending).
-    """
-    n = len(s_dim)
-    start = [-1.0] * n
-    end = [-1.0] * n
-    ndims = network.ndims
-    bw = [d.bandwidth_bytes_per_ns for d in network.dims]
-    free = [k] * ndims
-    # per dim: sid -> [fixed_end_ns, remaining_bytes]
-    running: list[dict[int, list[float]]] = [{} for _ in range(ndims)]
-    last_t = [0.0] * ndims
-    version = [0] * ndims
-    heap: list[tuple[float, int, int, int, int]] = []
-    seq = 0
-    for ci, t in enumerate(issues):
-        heapq.heappush(heap, (t, -1, ci, -(ci + 1), 0))
-
-    def advance(d: int, t: float) -> None:
-        run = running[d]
-        sending = [v for v in run.values() if v[0] <= last_t[d]]
-        if sending and t > last_t[d]:
-            # Stages whose fixed time ends inside (last_t, t] are handled by events,
-            # so between events the set of sending stages is constant.
-            per = (t - last_t[d]) * bw[d] / len(sending)
-            for v in sending:
-                v[1] -= per
-        last_t[d] = t
-
-    def reschedule(d: int) -> None:
-        nonlocal seq
-        version[d] += 1
-        run = running[d]
-        if not run:
-            return
-        now = last_t[d]
-        sending = [v for v in run.values() if v[0] <= now]
-        nxt = min((v[0] for v in run.values() if v[0] > now), default=float("inf"))
-        if sending:
-            rem = min(v[1] for v in sending)
-            nxt = min(nxt, now + max(rem, 0.0) * len(sending) / bw[d])
-        heapq.heappush(heap, (nxt, d if tie_dim else 0, seq, d, version[d]))
-        seq += 1
-
-    def dispatch(d: int, t: float) -> None:
-        q = queues[d]
-        changed = False
-        while free[d] and len(q):
-            sid = q.pop()
-            if sid is None:
-                break
-            if not changed:
-                advance(d, t)
-                changed = True
-            free[d] -= 1
-            start[sid] = t
-            running[d][sid] = [t + s_fixed[sid], s_sent[sid]]
-        if changed:
-            reschedule(d)
-
-    while heap:
-        t, _, _, d, ver = heapq.heappop(heap)
-        if d < 0:
-            for first in first_sids[-d - 1]:
-                dd = s_dim[first]
-                queues[dd].push(first)
-                dispatch(dd, t)
-            continue
-        if ver != version[d]:
-            continue
-        advance(d, t)
-        run = running[d]
-        tol = 1e-9
-        done = sorted(sid for sid, v in run.items()
-                      if v[0] <= t and v[1] <= tol * max(s_sent[sid], 1.0))
-        for sid in done:
-            del run[sid]
-            end[sid] = t
-            free[d] += 1
-        touched = {d}
-        for sid in done:
-            if not s_last[sid]:
-                nxt = sid + 1
-                d2 = s_dim[nxt]
-                queues[d2].push(nxt)
-                touched.add(d2)
-        for dd in sorted(touched):
-            dispatch(dd, t)
-        reschedule(d)
-    return start, end
 
 
 def replay(schedule: Schedule, timing: Timing | None = None) -> SimResult:
@@ -346,16 +297,13 @@ def replay(schedule: Schedule, timing: Timing | None = None) -> SimResult:
     per_coll: list[list[Plan]] = [[] for _ in schedule.collectives]
     for c in sorted(schedule.chunks, key=lambda c: (c.collective, c.chunk)):
         per_coll[c.collective].append(c.phases)
-    return simulate(
-        schedule.network,
-        schedule.collectives,
+    config = SimConfig(
         timing=timing or schedule.timing,
         algorithms=schedule.algorithms,
         endpoint_delay_ns=schedule.endpoint_delay_ns,
         active_chunks=schedule.active_chunks,
         local_bw_aware=schedule.local_bw_aware,
-        issue_ns=schedule.issue_ns,
-        plans=per_coll,
-        dim_orders=schedule.dimension_orders(),
         ag_order=schedule.ag_order,
     )
+    return run(schedule.network, schedule.collectives, config, issue_ns=schedule.issue_ns,
+               plans=per_coll, dim_orders=schedule.dimension_orders())

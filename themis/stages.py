@@ -10,8 +10,11 @@ intra-dimension disciplines read.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import chain as _concat
+from itertools import repeat
 
 from themis.timing.base import StageCost, Timing
 
@@ -50,14 +53,41 @@ def chain(
     return out
 
 
+#: Per timing model (immutable), the stage columns of (kind, plan, chunk bytes) blocks.
+_BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def block_cache(timing: Timing) -> dict:
+    """A memo of :meth:`StageTable.block` results that lives as long as ``timing``."""
+    try:
+        memo = _BLOCKS.get(timing)
+        if memo is None:
+            memo = _BLOCKS[timing] = {}
+        return memo
+    except TypeError:  # a timing object that cannot be hashed or weakly referenced
+        return {}
+
+
+def chunk_block(timing: Timing, kind: str, chunk_bytes: int, plan: Plan,
+                memo: dict | None = None) -> tuple:
+    """The :meth:`StageTable.block` of a chunk, memoized per timing model."""
+    memo = block_cache(timing) if memo is None else memo
+    key = (kind, plan, chunk_bytes)
+    block = memo.get(key)
+    if block is None:
+        block = memo[key] = StageTable.block(plan, chain(timing, kind, chunk_bytes, plan))
+    return block
+
+
 @dataclass
 class StageTable:
     """One run's stages as parallel lists indexed by stage id.
 
     A chunk's stages have consecutive ids in plan order, so the successor of a
-    stage ``sid`` that is not its chunk's ``last`` is ``sid + 1``. ``key`` is
-    (collective, chunk, step). ``cache`` is scratch space where a discipline
-    may keep arrays it derives once per run (e.g. remaining work per stage).
+    stage ``sid`` that is not its chunk's ``last`` is ``sid + 1``. ``chunks``
+    lists (collective, chunk, first stage id, stage count) per chunk.
+    ``cache`` is scratch space where a discipline may keep arrays it derives
+    once per run (e.g. the remaining work of every stage).
     """
 
     dim: list[int] = field(default_factory=list)
@@ -67,26 +97,71 @@ class StageTable:
     input_bytes: list[float] = field(default_factory=list)
     output_bytes: list[float] = field(default_factory=list)
     phase: list[str] = field(default_factory=list)
-    key: list[tuple[int, int, int]] = field(default_factory=list)
     last: list[bool] = field(default_factory=list)
+    chunks: list[tuple[int, int, int, int]] = field(default_factory=list)
     cache: dict[str, object] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.dim)
 
-    def add_chunk(self, collective: int, chunk: int, plan: Plan,
-                  costs: Sequence[tuple[float, StageCost]]) -> int:
-        """Append one chunk's stages (from :func:`chain`); returns its first stage id."""
-        first = len(self.dim)
+    @staticmethod
+    def block(plan: Plan, costs: Sequence[tuple[float, StageCost]]) -> tuple:
+        """One chunk's stage columns (from :func:`chain`), to add with :meth:`add_block`."""
         n = len(plan)
-        for step, ((phase, d), (m, c)) in enumerate(zip(plan, costs, strict=True)):
-            self.dim.append(d)
-            self.duration_ns.append(c.duration_ns)
-            self.fixed_ns.append(c.fixed_ns)
-            self.sent_bytes.append(c.sent_bytes)
-            self.input_bytes.append(m)
-            self.output_bytes.append(c.output_bytes)
-            self.phase.append(phase)
-            self.key.append((collective, chunk, step))
-            self.last.append(step == n - 1)
+        return (
+            tuple(d for _, d in plan),
+            tuple(c.duration_ns for _, c in costs),
+            tuple(c.fixed_ns for _, c in costs),
+            tuple(c.sent_bytes for _, c in costs),
+            tuple(m for m, _ in costs),
+            tuple(c.output_bytes for _, c in costs),
+            tuple(p for p, _ in plan),
+            (False,) * (n - 1) + (True,) if n else (),
+        )
+
+    def add_block(self, collective: int, chunk: int, block: tuple) -> int:
+        """Append one chunk's stages (a :meth:`block`); returns its first stage id."""
+        first = len(self.dim)
+        dims, dur, fixed, sent, inp, out, phase, last = block
+        self.dim.extend(dims)
+        self.duration_ns.extend(dur)
+        self.fixed_ns.extend(fixed)
+        self.sent_bytes.extend(sent)
+        self.input_bytes.extend(inp)
+        self.output_bytes.extend(out)
+        self.phase.extend(phase)
+        self.last.extend(last)
+        self.chunks.append((collective, chunk, first, len(dims)))
         return first
+
+    @classmethod
+    def from_blocks(cls, keys: Sequence[tuple[int, int]], blocks: Sequence[tuple]
+                    ) -> tuple[StageTable, list[int]]:
+        """A table of chunks ``keys[i]`` = (collective, chunk) with stages ``blocks[i]``,
+        and each chunk's first stage id."""
+        cols = [list(_concat.from_iterable(col)) for col in zip(*blocks, strict=True)] \
+            if blocks else [[] for _ in range(8)]
+        firsts: list[int] = []
+        chunks = []
+        pos = 0
+        for (ci, k), b in zip(keys, blocks, strict=True):
+            n = len(b[0])
+            firsts.append(pos)
+            chunks.append((ci, k, pos, n))
+            pos += n
+        return cls(*cols, chunks=chunks), firsts
+
+    def key_columns(self) -> tuple[list[int], list[int], list[int]]:
+        """Per stage: its collective, chunk and step."""
+        coll: list[int] = []
+        chunk: list[int] = []
+        step: list[int] = []
+        for ci, k, _, n in self.chunks:
+            coll.extend(repeat(ci, n))
+            chunk.extend(repeat(k, n))
+            step.extend(range(n))
+        return coll, chunk, step
+
+    def keys(self) -> list[tuple[int, int, int]]:
+        """Per stage: (collective, chunk, step)."""
+        return list(zip(*self.key_columns(), strict=True))

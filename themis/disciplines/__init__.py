@@ -10,6 +10,7 @@ import pkgutil
 from themis.disciplines.base import (
     Discipline,
     DisciplineFactory,
+    PriorityDiscipline,
     canonical_intra,
     discipline_names,
     make_discipline,
@@ -23,6 +24,7 @@ for _mod in pkgutil.iter_modules(__path__):
 __all__ = [
     "Discipline",
     "DisciplineFactory",
+    "PriorityDiscipline",
     "canonical_intra",
     "discipline_names",
     "make_discipline",

@@ -9,8 +9,9 @@ module of this package: a class taking the run's
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+import heapq
+from collections.abc import Callable, Sequence
+from typing import ClassVar, Protocol
 
 from themis.stages import StageTable
 from topologies.errors import InputError
@@ -28,6 +29,70 @@ class Discipline(Protocol):
         ...
 
     def __len__(self) -> int: ...
+
+
+#: A PriorityDiscipline heap entry packs (key rank, tie, stage id) into one int.
+SID_BITS = 28
+TIE_BITS = 32
+SID_MASK = (1 << SID_BITS) - 1
+#: The tie field of the first push when equal keys start newest first (it counts down).
+TIE_TOP = ((1 << TIE_BITS) - 1) << SID_BITS
+
+
+class PriorityDiscipline:
+    """A discipline that starts the waiting stage with the smallest key.
+
+    A subclass defines :meth:`keys` (one number per stage of the table,
+    computed once per run) and whether equal keys start newest first
+    (:attr:`newest_first`, as SCF) or oldest first. For speed, a heap entry is
+    one int, ``rank[sid] + tie + sid``: the key's rank among the run's distinct
+    keys (shifted above the tie), a tie field that grows (oldest first) or falls
+    (newest first) with every push, and the stage id in the low bits. The
+    simulator runs such queues inline on :attr:`heap` (see
+    :func:`themis.engine.run_events`) exactly as :meth:`push` / :meth:`pop` do.
+    """
+
+    __slots__ = ("_tie", "heap", "rank")
+
+    #: Among equal keys, the most recently queued stage first (else the oldest).
+    newest_first: ClassVar[bool] = True
+
+    def __init__(self, table: StageTable) -> None:
+        if len(table) > SID_MASK:
+            raise ValueError(f"at most {SID_MASK} stages per run")
+        self.rank: Sequence[int] = self.shifted_ranks(table)
+        self.heap: list[int] = []
+        self._tie = TIE_TOP if self.newest_first else 0
+
+    @classmethod
+    def keys(cls, table: StageTable) -> Sequence[float]:
+        """The key of every stage of ``table`` (smaller starts first)."""
+        raise NotImplementedError
+
+    @classmethod
+    def shifted_ranks(cls, table: StageTable) -> list[int]:
+        """Per stage, the rank of its key among the distinct keys, shifted above the
+        tie and stage-id fields (computed once per table and class)."""
+        name = f"ranks:{cls.__module__}.{cls.__qualname__}"
+        ranks = table.cache.get(name)
+        if ranks is None:
+            keys = cls.keys(table)
+            shift = TIE_BITS + SID_BITS
+            order = {k: r << shift for r, k in enumerate(sorted(set(keys)))}
+            ranks = table.cache[name] = list(map(order.__getitem__, keys))
+        return ranks  # type: ignore[return-value]
+
+    def push(self, sid: int) -> None:
+        """Queue ``sid`` under its key."""
+        self._tie += -(1 << SID_BITS) if self.newest_first else (1 << SID_BITS)
+        heapq.heappush(self.heap, self.rank[sid] + self._tie + sid)
+
+    def pop(self) -> int | None:
+        """The waiting stage with the smallest (key, tie)."""
+        return heapq.heappop(self.heap) & SID_MASK if self.heap else None
+
+    def __len__(self) -> int:
+        return len(self.heap)
 
 
 DisciplineFactory = Callable[..., Discipline]

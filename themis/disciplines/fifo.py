@@ -2,28 +2,25 @@
 
 from __future__ import annotations
 
-from collections import deque
+from collections.abc import Sequence
 
-from themis.disciplines.base import register_discipline
+from themis.disciplines.base import PriorityDiscipline, register_discipline
 from themis.stages import StageTable
 
 
 @register_discipline("fifo")
-class Fifo:
-    """Arrival order."""
+class Fifo(PriorityDiscipline):
+    """Arrival order (one key for all stages, the oldest first)."""
 
-    __slots__ = ("_q",)
+    __slots__ = ()
+    newest_first = False
 
-    def __init__(self, table: StageTable) -> None:
-        self._q: deque[int] = deque()
+    @classmethod
+    def keys(cls, table: StageTable) -> Sequence[int]:
+        """The same key for every stage."""
+        return [0] * len(table)
 
-    def push(self, sid: int) -> None:
-        """Append."""
-        self._q.append(sid)
-
-    def pop(self) -> int | None:
-        """Oldest first."""
-        return self._q.popleft() if self._q else None
-
-    def __len__(self) -> int:
-        return len(self._q)
+    @classmethod
+    def shifted_ranks(cls, table: StageTable) -> list[int]:
+        """All ranks are 0: only the arrival order counts."""
+        return [0] * len(table)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from operator import itemgetter
 
 from themis.collective import Collective
 from themis.policies.base import Route, register_policy
@@ -56,44 +57,40 @@ class Themis:
         dims = network.dims
         nd = len(dims)
         astra = self.astra
+        div = self.threshold_divisor
         size = [d.npus for d in dims]
         inv = [p > 1 for p in size]
+        all_active = all(inv)
         bw = [themis_bandwidth(d) if astra else d.bandwidth_GBps for d in dims]
         ratio = [b / bw[0] for b in bw]
         gather = collective.kind == "all-gather"
         active = network.active_dims
         n_total = math.prod(size[d] for d in active)
         rec = collective.chunk_bytes // n_total if gather else collective.chunk_bytes
-
-        def term(d: int, cs: float) -> float:
-            if gather:
-                return ((cs / MiB) * float(size[d] - 1)) / ratio[d]
-            return ((cs / MiB) * ((size[d] - 1) / size[d])) / ratio[d]
-
-        def shrink(cs: float, p: int) -> float:
-            if gather:
-                return cs * p
-            return cs // p if astra else cs / p
+        # A stage's load is ((size / MiB) * fac) / ratio, in this order of operations.
+        fac = [float(p - 1) for p in size] if gather else [(p - 1) / p if p else 0.0
+                                                           for p in size]
+        by_load, by_dim = itemgetter(0), itemgetter(1)
 
         # The persistent list of [load, dim] (size-1 dimensions stay at load 0 and
         # are skipped: a stable sort keeps the active ones' relative order).
         entries = [[0.0, i] for i in range(nd)]
         routes: list[Route] = []
         for idx, c in enumerate(collective.chunk_sizes()):
-            entries.sort(key=lambda e: e[0])
+            entries.sort(key=by_load)
             if gather:
                 entries.reverse()
-            order = [e for e in entries if inv[e[1]]]
+            order = entries if all_active else [e for e in entries if inv[e[1]]]
             first, last = order[0][1], order[-1][1]
             if astra:
                 cs0: float = rec
-                threshold = rec // self.threshold_divisor
+                threshold = rec // div
             else:
                 cs0 = c / n_total if gather else float(c)
-                threshold = c // self.threshold_divisor
+                threshold = c // div
             if astra and gather:
                 diff = abs(order[-1][0] - order[0][0])
-                gap = int(((diff * ratio[last]) / float(size[last] - 1)) * MiB)
+                gap: float = int(((diff * ratio[last]) / float(size[last] - 1)) * MiB)
                 for e in order[:-1][::-1]:  # the involved entries before l, down to the first
                     gap //= size[e[1]]
             else:
@@ -104,19 +101,20 @@ class Themis:
                     gap = int(gap)
             if (idx == 0 and not astra) or gap < threshold:
                 # Fall back to 0..D-1; the list goes back to index order.
-                entries.sort(key=lambda e: e[1])
+                entries.sort(key=by_dim)
                 if gather and astra:
                     entries.reverse()  # so dimension i's term lands on entry D-1-i
                 cs = cs0
                 for i in active:
-                    entries[i][0] += term(i, cs)
-                    cs = shrink(cs, size[i])
-                routes.append(tuple(active))
+                    entries[i][0] += ((cs / MiB) * fac[i]) / ratio[i]
+                    cs = cs * size[i] if gather else (cs // size[i] if astra else cs / size[i])
+                routes.append(active)
                 continue
             cs = cs0
             for e in order:
-                e[0] += term(e[1], cs)
-                cs = shrink(cs, size[e[1]])
-            routes.append(tuple(e[1] for e in order))
-        return routes, {d: load for load, d in sorted(entries, key=lambda e: e[1])
+                i = e[1]
+                e[0] += ((cs / MiB) * fac[i]) / ratio[i]
+                cs = cs * size[i] if gather else (cs // size[i] if astra else cs / size[i])
+            routes.append(tuple([e[1] for e in order]))
+        return routes, {d: load for load, d in sorted(entries, key=by_dim)
                         if astra or inv[d]}

@@ -55,6 +55,11 @@ class Timing(Protocol):
 
 TimingFactory = Callable[..., Timing]
 _REGISTRY: dict[str, TimingFactory] = {}
+#: Timing models already made, by (name, network, algorithms, endpoint delay): a
+#: timing model is immutable, so repeated simulations of one network share one
+#: (and the stage costs cached on it). Bounded; cleared when a model is registered.
+_MADE: dict[tuple, Timing] = {}
+_MADE_MAX = 256
 
 
 def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
@@ -62,6 +67,7 @@ def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
 
     def deco(factory: TimingFactory) -> TimingFactory:
         _REGISTRY[name] = factory
+        _MADE.clear()
         return factory
 
     return deco
@@ -98,7 +104,20 @@ def make_timing(
             or not math.isfinite(endpoint_delay_ns) or endpoint_delay_ns < 0:
         raise InputError("endpoint delay must be a number >= 0", "endpoint-delay",
                          endpoint_delay_ns)
-    return _REGISTRY[name](network, resolve_algorithms(network, algorithms), endpoint_delay_ns)
+    try:
+        key = (name, network, None if algorithms is None else tuple(algorithms),
+               endpoint_delay_ns)
+        hash(key)
+    except TypeError:  # an unhashable network or algorithm list: no memo
+        key = None
+    tm = _MADE.get(key) if key is not None else None
+    if tm is None:
+        tm = _REGISTRY[name](network, resolve_algorithms(network, algorithms), endpoint_delay_ns)
+        if key is not None:
+            if len(_MADE) >= _MADE_MAX:
+                _MADE.pop(next(iter(_MADE)))
+            _MADE[key] = tm
+    return tm
 
 
 def algorithm_steps(algorithm: str, npus: int) -> int:
