@@ -6,7 +6,10 @@ Run: python benchmarks/bench_training.py [--repeat N] [--timing T] [--policy P] 
 of N) of each bundled workload on n3d, the 3-D network of the R3 reference runs
 (Ring 4 at 2 x 100 GB/s, Switch 4 at 25 GB/s, Ring 4 at 2 x 50 GB/s, 1 ns; 64
 chunks, LIFO, localBWAware; workloads.md §6).
-(b) The whole process, start-up included (``python -m reports.cli train ...
+(b) The six R3 reference runs like for like (same network, system file,
+workload and passes): our end time and wall time beside ASTRA-sim 1.0's
+(``tests/data/astra-sim-1.0/runs/workload-runs-R3.json``).
+(c) The whole process, start-up included (``python -m reports.cli train ...
 --json``), for the tutorial workloads vgg16 and gpt3; target < 0.5 s.
 
 ASTRA-sim 1.0 (tag tutorial-asplos2023, analytical backend) took 2-120 s per
@@ -30,6 +33,7 @@ from topologies.astra import parse_network_json, parse_system
 from topologies.workload import load_workload, workload_names
 
 ROOT = Path(__file__).resolve().parents[1]
+R3 = ROOT / "tests" / "data" / "astra-sim-1.0" / "runs" / "workload-runs-R3.json"
 
 #: The R3 runs' 3-D network (1.0 JSON) and system keys.
 N3D_JSON = json.dumps({
@@ -100,6 +104,20 @@ def main() -> None:
               f"{wall:9.4f} {ratio:12.0f}x")
     print("vs ASTRA-sim: vgg16 against its 20 s (the low end of 20-27 s on n3d); the others "
           f"against the {ASTRA_MEDIAN_S:g} s median of the 84 reference runs.")
+    if R3.is_file():
+        print()
+        print(f"{'R3 run (like for like)':36s} {'ASTRA-sim end':>14s} {'our end':>14s} "
+              f"{'ASTRA-sim s':>12s} {'our wall_s':>11s} {'ratio':>8s}")
+        for run in json.loads(R3.read_text()):
+            net = parse_network_json(json.dumps(run["network"]), run["name"])
+            sys_cfg = parse_system("".join(f"{k}: {v}\n" for k, v in run["system"].items()),
+                                   run["name"])
+            cfg = TrainingConfig.from_system(sys_cfg, passes=run["num_passes"],
+                                             timing="astra-sim-1.0")
+            wl = load_workload(Path(run["workload_file"]).stem)
+            wall, result = best_wall(wl, net, cfg, args.repeat)
+            print(f"{run['name']:36s} {run['end_ns']:14d} {result.end_ns:14.0f} "
+                  f"{run['astra_wall_s']:12.2f} {wall:11.4f} {run['astra_wall_s'] / wall:7.0f}x")
     with tempfile.TemporaryDirectory() as tmp:
         net_file, sys_file = Path(tmp, "n3d.json"), Path(tmp, "n3d_system.txt")
         net_file.write_text(N3D_JSON)
@@ -109,9 +127,9 @@ def main() -> None:
         for name in TUTORIAL:
             t = process_time([name, str(net_file), "--system", str(sys_file),
                               "--timing", args.timing], args.repeat)
-            print(f"themis train {name} n3d{'':22s} {t:8.3f} {'< 0.5':>8s}")
+            print(f"{'themis train ' + name + ' n3d':40s} {t:8.3f} {'< 0.5':>8s}")
         t = process_time(["vgg16", "tpu"], args.repeat)
-        print(f"themis train vgg16 tpu{'':18s} {t:8.3f} {'< 0.5':>8s}")
+        print(f"{'themis train vgg16 tpu':40s} {t:8.3f} {'< 0.5':>8s}")
 
 
 if __name__ == "__main__":
