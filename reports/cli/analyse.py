@@ -21,9 +21,9 @@ from reports.formatting import print_json
 from topologies.errors import InputError
 
 
-def _add_methods(p: argparse.ArgumentParser, solvers: str, time_limit_s: float,
+def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: float,
                  ag_help: str) -> None:
-    """--policies, --intra, --solvers, --time-limit, --ag-order."""
+    """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order."""
     from reports.methods import DEFAULT_INTRAS, DEFAULT_POLICIES
 
     policies, intras = ",".join(DEFAULT_POLICIES), ",".join(DEFAULT_INTRAS)
@@ -34,9 +34,16 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str, time_limit_s: float,
     p.add_argument("--intra", default=intras, metavar="LIST",
                    help=f"comma-separated intra-dimension disciplines (default {intras})")
     p.add_argument("--solvers", default=solvers, metavar="LIST",
-                   help=f"comma-separated solvers (default {solvers}; '' for none)")
+                   help=f"comma-separated solvers (default {solvers or 'every solver'}; "
+                        "'' for none)")
     p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
-                   metavar="SECONDS", help=f"per solver task (default {time_limit_s:g})")
+                   metavar="SECONDS", help=f"per solver task, wall clock (default "
+                                           f"{time_limit_s:g})")
+    p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+                   default=None, metavar="SECONDS",
+                   help="CP-SAT's deterministic time limit per solver task, with one worker: "
+                        "the same result on any machine and load (the wall-clock "
+                        "--time-limit still applies; make it generous)")
     p.add_argument("--ag-order", default="reverse", metavar="LIST", help=ag_help)
 
 
@@ -49,7 +56,7 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                     "on one all-reduce; print makespans, gaps to the best found and to the "
                     "lower bound.")
     add_instance_args(p)
-    _add_methods(p, "cpsat,cbc,highs", 10.0,
+    _add_methods(p, None, 10.0,
                  "the solvers' AG variant: reverse of the RS route (default) or free")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads (default: the solver's own)")
@@ -111,7 +118,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     policies = parse_names(args.policies, "policy", "--policies")
     intra = parse_names(args.intra, "intra", "--intra")
-    solvers = parse_names(args.solvers, "solver", "--solvers")
+    solvers = None if args.solvers is None else parse_names(args.solvers, "solver",
+                                                            "--solvers")
     ag_order = canonical_name(args.ag_order, "ag_order", "--ag-order")
     if not (args.time_limit > 0):
         raise InputError("must be a positive number of seconds", "--time-limit",
@@ -120,12 +128,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", "--threads", args.threads)
     if policies and not intra:
         raise InputError("policies need at least one discipline", "--intra", args.intra)
-    if not policies and not solvers:
+    if not policies and solvers == ():
         raise InputError("nothing to compare: no policy and no solver", "--policies",
                          args.policies)
     check_output(args.gantt, "--gantt", figure=True)
     instance = resolve_inputs(args).instance()
-    comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads)
+    comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads,
+                   _solver_params(args))
     if args.gantt:
         _compare_gantt(comp, args.gantt)
     if args.json:
@@ -176,13 +185,23 @@ def cmd_spec(args: argparse.Namespace) -> int:
         list(parse_names(args.solvers, "solver", "--solvers")), args.time_limit,
         [str(a) for a in parse_names(args.ag_order, "ag_order", "--ag-order")],
         _numbers(args.endpoint_delay, "--endpoint-delay", float),
-        out=args.out, title=args.title)
+        out=args.out, title=args.title, solver_params=_solver_params(args))
     if args.out:
         write_spec(text, args.out)
         print(f"wrote {args.out}; run: themis sweep {args.out} --db results.sqlite")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _solver_params(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The solver parameters the flags ask for (checked by the solvers)."""
+    if args.deterministic_time is None:
+        return None
+    if not args.deterministic_time > 0:
+        raise InputError("must be a positive number of seconds", "--deterministic-time",
+                         args.deterministic_time)
+    return {"deterministic_time_s": args.deterministic_time}
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:

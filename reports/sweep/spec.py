@@ -274,24 +274,31 @@ def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
     return out
 
 
+#: Solver settings that are keys of the spec itself, not of ``solver_params``.
+OWN_KEYS: tuple[str, ...] = ("time_limit_s", "threads", "ag_order")
+
+
 def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
-    """A ``solver_params`` table: scalar values, and keys the solvers accept."""
+    """A ``solver_params`` table: keys and values :class:`solvers.SolverParams` accepts
+    (its fields, or CP-SAT parameters by name), except the spec's own keys."""
     if not isinstance(value, dict):
         raise InputError("must be a table of solver parameters", where, value, file)
     for k, v in value.items():
-        if isinstance(v, dict | list) or v is None:
-            raise InputError("must be a number, a string or a boolean", f"{where}.{k}", v,
-                             file)
+        if k in OWN_KEYS:
+            raise InputError(f"set {k} as a key of the spec, not in solver_params",
+                             f"{where}.{k}", v, file)
+        if isinstance(v, list) or v is None:
+            raise InputError("must be a number, a string, a boolean or a table",
+                             f"{where}.{k}", v, file)
     import solvers
 
-    make = getattr(solvers, "SolverParams", None)
+    make = getattr(solvers, "SolverParams", None)  # older solvers: checked when they run
     if make is not None:
         try:
-            make(**value)
+            make().with_overrides(value)
         except InputError as err:
-            raise InputError(err.reason, f"{where}.{err.field}", err.value, file) from None
-        except TypeError as err:
-            raise InputError(f"not a solver parameter ({err})", where, None, file) from None
+            key = err.field if err.field in value else f"{err.field}"
+            raise InputError(err.reason, f"{where}.{key}", err.value, file) from None
     return dict(value)
 
 
