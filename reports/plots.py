@@ -21,10 +21,25 @@ _COLORS = {"baseline": "tab:gray", "round-robin": "tab:orange", "themis": "tab:b
 _MARKERS = {"fifo": "o", "scf": "s"}
 
 
+#: Colours of other methods (new policies, routes, solvers), picked by a stable hash.
+_OTHER_COLORS = ("tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
+                 "tab:cyan")
+
+
 def method_style(method: str) -> dict[str, Any]:
-    """Colour, marker and line style of a method (``themis/scf``, ``cpsat``...)."""
+    """Colour, marker and line style of a method (``themis/scf``, ``cpsat``...).
+
+    A method without a colour of its own (a new policy, a route, a solver) gets
+    one of :data:`_OTHER_COLORS` by a stable hash of its family name, so the
+    same method has the same colour in every plot and every report.
+    """
+    import zlib
+
     policy, _, intra = method.partition("/")
-    return {"color": _COLORS.get(policy, "tab:green"), "marker": _MARKERS.get(intra, "^"),
+    family = policy.split(" ")[0]
+    color = _COLORS.get(family) or _OTHER_COLORS[zlib.crc32(family.encode())
+                                                  % len(_OTHER_COLORS)]
+    return {"color": color, "marker": _MARKERS.get(intra, "^"),
             "linestyle": "-" if intra != "scf" else "--"}
 
 

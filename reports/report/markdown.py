@@ -198,6 +198,11 @@ def solvers(data: ReportData) -> list[str]:
     lines = ["## Solvers", "",
              table(["solver (AG variant)", "tasks", "optimal", "feasible", "other",
                     "mean runtime (s)", "max runtime (s)", "time limit (s)"], rows), ""]
+    params = sorted({r.solver_params for i in instances for r in i.rows
+                     if r.kind == Kind.SOLVER and r.solver_params})
+    if params:
+        lines += ["Solver parameters (besides the time limit): "
+                  + "; ".join(f"`{p}`" for p in params) + ".", ""]
     pairs = []
     for i in instances:
         opt = {v: [r.makespan_ns for r in i.rows if r.kind == Kind.SOLVER
