@@ -159,8 +159,8 @@ def run_events(
     prio = bool(queues) and all(type(q) is type(queues[0]) for q in queues) \
         and isinstance(queues[0], PriorityDiscipline)
     if prio:
-        heaps = [q.heap for q in queues]  # type: ignore[attr-defined]
-        qkey = queues[0].rank  # type: ignore[attr-defined]
+        heaps: list[list[int]] = [[] for _ in queues]
+        qkey = type(queues[0]).shifted_ranks(table)  # type: ignore[attr-defined]
         newest = queues[0].newest_first  # type: ignore[attr-defined]
         qstep = -(1 << SID_BITS) if newest else 1 << SID_BITS
         qseq = TIE_TOP if newest else 0  # queue order (ties), see PriorityDiscipline

@@ -151,6 +151,11 @@ class StageTable:
             pos += n
         return cls(*cols, chunks=chunks), firsts
 
+    def add_chunk(self, collective: int, chunk: int, plan: Plan,
+                  costs: Sequence[tuple[float, StageCost]]) -> int:
+        """Append one chunk's stages from :func:`chain`; returns its first stage id."""
+        return self.add_block(collective, chunk, self.block(plan, costs))
+
     def key_columns(self) -> tuple[list[int], list[int], list[int]]:
         """Per stage: its collective, chunk and step."""
         coll: list[int] = []

@@ -74,3 +74,42 @@ def test_policy_names_and_routes() -> None:
     assert cycled == [(0, 1, 2), (2, 1, 0), (0, 1, 2)]
     with pytest.raises(InputError, match="baseline"):
         make_policy("nope")
+
+
+class _Wrapped:
+    """A discipline that only delegates to another one's push/pop (so the simulator
+    cannot run it inline)."""
+
+    inner_name = "scf"
+
+    def __init__(self, table: StageTable) -> None:
+        self._q = disciplines.make_discipline(self.inner_name, table)
+
+    def push(self, sid: int) -> None:
+        self._q.push(sid)
+
+    def pop(self) -> int | None:
+        return self._q.pop()
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+@pytest.mark.parametrize("inner", ["scf", "fifo"])
+@pytest.mark.parametrize("k", [1, 2])
+def test_inline_priority_queues_match_their_push_and_pop(inner: str, k: int) -> None:
+    # The simulator runs fifo and scf inline on int heaps; through push/pop (a
+    # wrapper it cannot inline) every stage must start and end at the same time.
+    wrapped = type(f"Wrapped_{inner}", (_Wrapped,), {"inner_name": inner})
+    register_discipline(f"test-wrapped-{inner}", public=False)(wrapped)
+    try:
+        net = Network((Dimension("Ring", 4, 50.0, 20.0), Dimension("Switch", 8, 25.0, 300.0),
+                       Dimension("Ring", 2, 10.0, 5.0)))
+        coll = Collective("all-reduce", 48 * 1000 + 7, 48)  # a remainder chunk too
+        a = simulate(net, coll, policy="round-robin", intra=inner, active_chunks=k)
+        b = simulate(net, coll, policy="round-robin", intra=f"test-wrapped-{inner}",
+                     active_chunks=k)
+        assert [(s.start_ns, s.end_ns) for s in a.schedule.stages] == \
+            [(s.start_ns, s.end_ns) for s in b.schedule.stages]
+    finally:
+        del dbase._REGISTRY[f"test-wrapped-{inner}"]

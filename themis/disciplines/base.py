@@ -42,27 +42,27 @@ TIE_TOP = ((1 << TIE_BITS) - 1) << SID_BITS
 class PriorityDiscipline:
     """A discipline that starts the waiting stage with the smallest key.
 
-    A subclass defines :meth:`keys` (one number per stage of the table,
-    computed once per run) and whether equal keys start newest first
-    (:attr:`newest_first`, as SCF) or oldest first. For speed, a heap entry is
-    one int, ``rank[sid] + tie + sid``: the key's rank among the run's distinct
-    keys (shifted above the tie), a tie field that grows (oldest first) or falls
-    (newest first) with every push, and the stage id in the low bits. The
-    simulator runs such queues inline on :attr:`heap` (see
-    :func:`themis.engine.run_events`) exactly as :meth:`push` / :meth:`pop` do.
+    A subclass defines :meth:`keys` (one number per stage of the table) and
+    whether equal keys start newest first (:attr:`newest_first`, as SCF) or
+    oldest first. :meth:`push` / :meth:`pop` keep a heap of (key, tie, sid); a
+    table that grows after the queue was made (the training engine adds chunks
+    as collectives are issued) has its keys re-read when a new stage is pushed.
+
+    The simulator does not call :meth:`push` / :meth:`pop` on these queues: it
+    runs them inline (:func:`themis.engine.run_events`) on heaps of single ints
+    ``rank + tie + sid`` (:meth:`shifted_ranks`), in exactly the same order.
     """
 
-    __slots__ = ("_tie", "heap", "rank")
+    __slots__ = ("_keys", "_seq", "_table", "heap")
 
     #: Among equal keys, the most recently queued stage first (else the oldest).
     newest_first: ClassVar[bool] = True
 
     def __init__(self, table: StageTable) -> None:
-        if len(table) > SID_MASK:
-            raise ValueError(f"at most {SID_MASK} stages per run")
-        self.rank: Sequence[int] = self.shifted_ranks(table)
-        self.heap: list[int] = []
-        self._tie = TIE_TOP if self.newest_first else 0
+        self._table = table
+        self._keys: Sequence[float] = self.keys(table)
+        self.heap: list[tuple[float, int, int]] = []
+        self._seq = 0
 
     @classmethod
     def keys(cls, table: StageTable) -> Sequence[float]:
@@ -71,25 +71,27 @@ class PriorityDiscipline:
 
     @classmethod
     def shifted_ranks(cls, table: StageTable) -> list[int]:
-        """Per stage, the rank of its key among the distinct keys, shifted above the
-        tie and stage-id fields (computed once per table and class)."""
-        name = f"ranks:{cls.__module__}.{cls.__qualname__}"
-        ranks = table.cache.get(name)
-        if ranks is None:
-            keys = cls.keys(table)
-            shift = TIE_BITS + SID_BITS
-            order = {k: r << shift for r, k in enumerate(sorted(set(keys)))}
-            ranks = table.cache[name] = list(map(order.__getitem__, keys))
-        return ranks  # type: ignore[return-value]
+        """Per stage, the rank of its key among the table's distinct keys, shifted
+        above the tie and stage-id fields of an int heap entry (see the class)."""
+        if len(table) > SID_MASK:
+            raise ValueError(f"at most {SID_MASK} stages per run")
+        keys = cls.keys(table)
+        shift = TIE_BITS + SID_BITS
+        order = {k: r << shift for r, k in enumerate(sorted(set(keys)))}
+        return list(map(order.__getitem__, keys))
 
     def push(self, sid: int) -> None:
         """Queue ``sid`` under its key."""
-        self._tie += -(1 << SID_BITS) if self.newest_first else (1 << SID_BITS)
-        heapq.heappush(self.heap, self.rank[sid] + self._tie + sid)
+        keys = self._keys
+        if sid >= len(keys):
+            keys = self._keys = self.keys(self._table)
+        self._seq += 1
+        heapq.heappush(self.heap, (keys[sid], -self._seq if self.newest_first else self._seq,
+                                   sid))
 
     def pop(self) -> int | None:
         """The waiting stage with the smallest (key, tie)."""
-        return heapq.heappop(self.heap) & SID_MASK if self.heap else None
+        return heapq.heappop(self.heap)[2] if self.heap else None
 
     def __len__(self) -> int:
         return len(self.heap)
