@@ -4,10 +4,11 @@ regular file is ever replaced.
 :func:`atomic_write` writes a regular file (or a missing one) through a
 temporary file in the same folder and :func:`os.replace`. Anything else is
 written through, never replaced: a symlink writes to the file it points to
-(the link stays), and a device or FIFO (``/dev/null``, ``/dev/stdout``) is
-opened and written like ``>`` in a shell. A folder is refused, and so is a
-missing parent folder (no silent ``mkdir -p``): only :func:`make_output_dir`
-creates a folder, one level, for commands that say so in their help.
+(the link stays), and a device, FIFO or open descriptor (``/dev/null``,
+``/dev/stdout``, ``/dev/fd/N``) is opened and written like ``>`` in a shell.
+A folder is refused, and so is a missing parent folder (no silent
+``mkdir -p``): only :func:`make_output_dir` creates a folder, one level, for
+commands that say so in their help.
 
 Every failure is an :class:`~topologies.errors.InputError` with a one-line
 message naming the file (``out.png: cannot write: No space left on device``).
@@ -47,6 +48,23 @@ def _resolved(path: str | os.PathLike) -> Path:
     return Path(os.path.realpath(target)) if target.is_symlink() else target
 
 
+def _through_proc(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is, or links through, ``/proc`` (``/dev/stdout``, ``/dev/fd/1``).
+
+    Such links name an open file descriptor: writing must go through them (as
+    a shell's ``>`` does), never replace what they point to.
+    """
+    cur = str(path)
+    for _ in range(40):
+        cur = os.path.join(os.path.realpath(os.path.dirname(cur) or "."), os.path.basename(cur))
+        if cur.startswith("/proc/"):
+            return True
+        if not os.path.islink(cur):
+            return False
+        cur = os.path.join(os.path.dirname(cur), os.readlink(cur))
+    return False
+
+
 def check_output_file(path: str | os.PathLike, field: str = "",
                       suffixes: Sequence[str] | None = None) -> None:
     """Refuse, before any work, an output path that :func:`atomic_write` would refuse.
@@ -59,10 +77,11 @@ def check_output_file(path: str | os.PathLike, field: str = "",
     if suffixes is not None and Path(file).suffix.lower() not in suffixes:
         raise InputError(f"unsupported file type (expected {', '.join(suffixes)})",
                          field, file)
-    target = _resolved(path)
-    if target.is_dir():
+    if os.path.isdir(path):
         raise InputError("is a folder, not a file", field, file)
-    parent = target.parent
+    if os.path.exists(path):  # an existing file, device or /dev/stdout: its folder exists
+        return
+    parent = _resolved(path).parent
     if not parent.is_dir():
         raise InputError(f"no such folder: {parent} (create it first)", field, file)
 
@@ -99,9 +118,8 @@ def atomic_write(path: str | os.PathLike, content: str | bytes | Callable[[str],
     place. Raises :class:`InputError` for a folder, a missing parent folder
     and every OS error (full disk, no permission).
     """
-    target = _resolved(path)
     try:
-        st = os.stat(target)
+        st = os.stat(path)  # follows symlinks, /dev/stdout included
     except FileNotFoundError:
         st = None
     except OSError as err:
@@ -109,9 +127,10 @@ def atomic_write(path: str | os.PathLike, content: str | bytes | Callable[[str],
     if st is not None and stat.S_ISDIR(st.st_mode):
         raise InputError("cannot write: is a folder, not a file", "", None, str(path))
     try:
-        if st is not None and not stat.S_ISREG(st.st_mode):
-            _write_in_place(target, content)
+        if st is not None and (not stat.S_ISREG(st.st_mode) or _through_proc(path)):
+            _write_in_place(Path(path), content)
         else:
+            target = _resolved(path)
             if not target.parent.is_dir():
                 raise InputError(f"cannot write: no such folder: {target.parent}", "", None,
                                  str(path))

@@ -113,3 +113,12 @@ def test_sweep_db_and_report_out_create_one_folder(capsys, tmp_path: Path) -> No
     assert (tmp_path / "afile").read_text() == "keep"
     assert main(["report", str(db), "--out", str(tmp_path / "rep")]) == 0
     assert (tmp_path / "rep" / "README.md").is_file()
+
+
+def test_out_dev_stdout_into_a_pipe() -> None:
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        f"'{sys.executable}' -m reports.cli spec small-2d --solvers '' --out /dev/stdout | cat",
+        shell=True, capture_output=True, text=True, timeout=60, env=env)
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert 'title = "Sweep of small-2d"' in proc.stdout

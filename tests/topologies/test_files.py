@@ -100,3 +100,16 @@ def test_make_output_dir_creates_one_level_only(tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     with pytest.raises(InputError, match="not a folder"):
         make_output_dir(tmp_path / "file", "--out")
+
+
+def test_dev_fd_link_is_written_through_not_replaced(tmp_path: Path) -> None:
+    # /dev/fd/N (like /dev/stdout) names an open descriptor: write through it, like `>`.
+    if not os.path.isdir("/dev/fd"):
+        pytest.skip("needs /dev/fd")
+    target = tmp_path / "opened.txt"
+    with open(target, "w") as fh:
+        inode = os.fstat(fh.fileno()).st_ino
+        atomic_write(f"/dev/fd/{fh.fileno()}", "through the descriptor")
+    assert target.read_text() == "through the descriptor"
+    assert target.stat().st_ino == inode  # the very file, not a renamed copy
+    assert [p.name for p in tmp_path.iterdir()] == ["opened.txt"]
