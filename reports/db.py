@@ -95,6 +95,8 @@ def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
         from topologies.files import make_output_dir
 
         make_output_dir(p.parent, "--db")
+        if p.exists() and not p.is_file():  # a folder or a device: SQLite would write beside it
+            raise InputError("not a regular file (a database is a file)", "--db", str(p))
     try:
         if create:
             conn = sqlite3.connect(str(p), timeout=30.0)

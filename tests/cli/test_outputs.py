@@ -122,3 +122,17 @@ def test_out_dev_stdout_into_a_pipe() -> None:
         shell=True, capture_output=True, text=True, timeout=60, env=env)
     assert proc.returncode == 0 and proc.stderr == ""
     assert 'title = "Sweep of small-2d"' in proc.stdout
+
+
+def test_sweep_db_must_be_a_regular_file(capsys, tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    assert main(["spec", "small-2d", "--chunks", "2", "--solvers", "", "--policies", "themis",
+                 "--intra", "fifo", "--out", str(spec)]) == 0
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for target in (tmp_path, fifo):
+        capsys.readouterr()
+        assert main(["sweep", str(spec), "--db", str(target), "--workers", "1"]) == 2
+        err = capsys.readouterr().err
+        assert "not a regular file" in err and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "spec.toml"]  # no journal
