@@ -18,6 +18,7 @@ from functools import cached_property
 from themis.instance import Instance
 from themis.schedule import Schedule, stage_plan
 from themis.simulator import SimResult, simulate
+from themis.stages import chain
 from topologies.errors import InputError
 
 #: The AG variants of model.md §7.
@@ -35,15 +36,8 @@ def check_ag_order(ag_order: str) -> str:
 
 
 def _chain(instance: Instance, size: float, plan: tuple[tuple[str, int], ...]) -> list[float]:
-    """Durations of a chunk's stages along ``plan``, computed like the simulator."""
-    tm = instance.timing
-    m = float(size)
-    out = []
-    for phase, d in plan:
-        cost = tm.stage(phase, d, m)
-        out.append(cost.duration_ns)
-        m = cost.output_bytes
-    return out
+    """Durations of a chunk's stages along ``plan`` (:func:`themis.stages.chain`)."""
+    return [c.duration_ns for _, c in chain(instance.timing, "all-reduce", size, plan)]
 
 
 @dataclass

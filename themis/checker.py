@@ -1,9 +1,11 @@
 """An independent checker for any :class:`~themis.schedule.Schedule`.
 
 It trusts nothing the producer computed: stage plans are checked against the
-collective and route, sizes and durations are recomputed from the network and
-the timing model, and capacity is checked with a sweep over each dimension.
-It returns the violations found (an empty list means the schedule is valid).
+collective and route (the plan shapes the timing model allows), sizes and
+durations are recomputed from the network and the timing model (each chunk's
+plan walked with :func:`themis.stages.chain`), and capacity is checked with a
+sweep over each dimension. It returns the violations found (an empty list means
+the schedule is valid).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass
 
 from themis.plans import PlanShape, stage_plan
 from themis.schedule import Schedule, Stage
+from themis.stages import chain
 from themis.timing import Timing, make_timing
 
 #: Relative tolerance on times and sizes (schedules are floats; solvers re-time).
@@ -112,10 +115,9 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
                                            f"but the plan has {len(phases)} stages"))
             continue
         coll = schedule.collectives[key[0]]
-        m = (tm.all_gather_input(sizes_of[key]) if coll.kind == "all-gather"
-             else float(sizes_of[key]))
         prev_end = schedule.issue_ns[key[0]] if key[0] < len(schedule.issue_ns) else 0.0
-        for s, (phase, d) in zip(stages, phases, strict=True):
+        costs = chain(tm, coll.kind, sizes_of[key], phases)
+        for s, (phase, d), (m, cost) in zip(stages, phases, costs, strict=True):
             where = f"chunk {key} step {s.step}"
             if (s.phase, s.dim) != (phase, d):
                 out.append(Violation("plan", f"{where}: ran {s.phase} on {s.dim}, "
@@ -123,7 +125,6 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
             if not _close(s.input_bytes, m):
                 out.append(Violation("size", f"{where}: input {s.input_bytes} bytes, "
                                              f"expected {m}"))
-            cost = tm.stage(phase, d, m)
             if not _close(s.output_bytes, cost.output_bytes):
                 out.append(Violation("size", f"{where}: output {s.output_bytes}, "
                                              f"expected {cost.output_bytes}"))
@@ -144,7 +145,6 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
                 out.append(Violation("duration", f"{where}: lasts {s.end_ns - s.start_ns} ns, "
                                                  f"less than alone ({cost.duration_ns})"))
             prev_end = s.end_ns
-            m = cost.output_bytes
 
     # -- capacity per dimension ---------------------------------------------------------
     per_dim: dict[int, list[Stage]] = defaultdict(list)

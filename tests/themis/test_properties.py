@@ -14,6 +14,7 @@ from themis.collective import Collective
 from themis.metrics import ideal_ns
 from themis.schedule import stage_plan
 from themis.simulator import replay, simulate
+from themis.stages import chain
 from themis.timing import make_timing
 from topologies import Dimension, Network
 
@@ -39,12 +40,9 @@ def test_bytes_per_chunk_do_not_depend_on_route(net: Network, chunk: int) -> Non
     n = net.npus
     for kind, factor in (("all-reduce", 2), ("reduce-scatter", 1), ("all-gather", 1)):
         for route in itertools.permutations(net.active_dims):
-            m = tm.all_gather_input(chunk) if kind == "all-gather" else float(chunk)
-            sent = 0.0
-            for phase, d in stage_plan(kind, route):
-                cost = tm.stage(phase, d, m)
-                sent += cost.sent_bytes
-                m = cost.output_bytes
+            costs = chain(tm, kind, chunk, stage_plan(kind, route))
+            sent = sum(c.sent_bytes for _, c in costs)
+            m = costs[-1][1].output_bytes
             assert sent == pytest.approx(factor * chunk * (1 - 1 / n), rel=1e-9)
             assert m == pytest.approx(chunk if kind != "reduce-scatter" else chunk / n)
 
