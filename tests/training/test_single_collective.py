@@ -45,3 +45,23 @@ def test_r2_as_a_micro_workload(wl: str, name: str, want: int) -> None:
     cfg = TrainingConfig.from_system(system)
     res = simulate_training(load_workload(str(REF / f"runs/wl_{wl}.txt")), net, cfg)
     assert res.end_ns == want + 1
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+@pytest.mark.parametrize("policy", ["baseline", "themis", "round-robin"])
+def test_alpha_beta_shares_bandwidth_like_the_collective_simulator(k: int, policy: str) -> None:
+    # One all-reduce through the training engine (alpha-beta, k stages share a dimension's
+    # bandwidth) and through themis.simulator.simulate: the same makespan.
+    from themis.collective import Collective
+    from themis.simulator import simulate
+    from topologies.network import Dimension, Network
+    from topologies.workload import parse_workload
+
+    net = Network((Dimension("Ring", 4, 100.0, 10.0), Dimension("Switch", 8, 25.0, 100.0)))
+    wl = parse_workload("MICRO\n1\nar -1 1 NONE 0 1 NONE 0 1 ALLREDUCE 67108864 1\n", "m.txt")
+    cfg = TrainingConfig(timing="alpha-beta", policy=policy, active_chunks=k, chunks=16)
+    res = simulate_training(wl, net, cfg)
+    ref = simulate(net, Collective("all-reduce", 64 << 20, 16), policy=policy, intra="fifo",
+                   timing="alpha-beta", endpoint_delay_ns=10, active_chunks=k)
+    assert res.end_ns - 1 == pytest.approx(ref.makespan_ns, rel=1e-12)
+    assert res.lower_bound_ns <= res.end_ns

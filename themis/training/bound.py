@@ -19,9 +19,12 @@ It plays the role of the Themis paper's "Ideal". Two parts:
    at least tau + (their total stage time) / (dimensions x k) + the smallest
    update time among them.
 
-The bound is the larger of the two. With bandwidth sharing (``alpha-beta``,
-k > 1) a dimension can fit (k + 1) alone-stage-times per ns (k fixed parts
-and one full bandwidth), which replaces k in the divisions.
+The bound is the larger of the two. A collective's "stage time" is its
+chunks' stage times over the k servers; with bandwidth sharing
+(``alpha-beta``, k > 1) a dimension sends at most B bytes per ns and runs at
+most k fixed parts at once, so its need is the larger of its byte time
+(bytes / B) and its fixed time over k. The suffix sum of part 2 adds the
+needs (a sum of maxima: valid because each term is).
 """
 
 from __future__ import annotations
@@ -40,7 +43,8 @@ from topologies.workload import Workload
 
 
 class _ChainTimes:
-    """The shortest no-wait time of one chunk over every route and plan shape allowed."""
+    """Per chunk, over every route and plan shape allowed: the shortest no-wait time,
+    the least byte time (bytes / B summed over stages) and the least fixed time."""
 
     def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
         self.engine = engine
@@ -48,14 +52,15 @@ class _ChainTimes:
         if astra:
             shapes.append(PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM)
         self.shapes = shapes
-        self._memo: dict[tuple[str, tuple[int, ...], float], float] = {}
+        self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
+        self._memo: dict[tuple[str, tuple[int, ...], float], tuple[float, float, float]] = {}
 
-    def best(self, kind: str, dims: tuple[int, ...], size: float) -> float:
+    def best(self, kind: str, dims: tuple[int, ...], size: float) -> tuple[float, float, float]:
         key = (kind, dims, size)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        best = math.inf
+        best = [math.inf, math.inf, math.inf]
         for route in itertools.permutations(dims):
             if kind == "all-to-all":
                 plans = [tuple((A2A, d) for d in route)]
@@ -64,19 +69,21 @@ class _ChainTimes:
             else:
                 plans = [stage_plan(kind, route)]
             for plan in plans:
-                t = 0.0
+                t = bt = fx = 0.0
                 m: float = size
                 for phase, d in plan:
                     _, c = self.engine.stage_cost(kind, phase, d, m)
                     t += c.duration_ns
+                    bt += c.sent_bytes / self.bw[d]
+                    fx += c.fixed_ns
                     m = c.output_bytes
-                best = min(best, t)
-        self._memo[key] = best
-        return best
+                best = [min(best[0], t), min(best[1], bt), min(best[2], fx)]
+        out = self._memo[key] = (best[0], best[1], best[2])
+        return out
 
 
 def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
-                    timings: dict[str, Timing]) -> float:
+                    timings: dict[str, Timing], shared: bool = False) -> float:
     """The lower bound of the module docstring for the (scaled) workload ``wl``."""
     from themis.training.simulate import ASTRA, CollectiveShapes
 
@@ -84,10 +91,13 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
     engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
     chains = _ChainTimes(engine, astra, cfg.local_bw_aware)
     shapes = CollectiveShapes(wl, network, b, cfg)
-    shared = cfg.active_chunks > 1 and any(
-        getattr(timings[k], "shares_bandwidth", False) for k in list(timings))
-    servers = cfg.active_chunks + (1 if shared else 0)
-    issued: list[tuple[float, float, int]] = []  # (issue, work, update)
+    k = cfg.active_chunks
+    issued: list[tuple[float, float, int]] = []  # (issue, capacity work, update)
+
+    def capacity(work: tuple[float, float, float]) -> float:
+        """Dimension-ns a collective needs: stage time over k servers, or with sharing
+        its byte time (one bandwidth) and its fixed time (k at once), whichever is more."""
+        return max(work[1], work[2] / k) if shared else work[0] / k
     total_dims = len(network.active_dims)
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
@@ -96,10 +106,12 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
             return None
         kind, size, sizes, _, dims, prio = shape
         now = engine.now
-        alone = max(chains.best(kind, dims, s) for s in set(sizes))
-        work = sum(chains.best(kind, dims, s) for s in sizes)
-        lb = max(alone, work / (len(dims) * servers))
-        issued.append((now, work, wl.layers[i].update_ns))
+        alone = max(chains.best(kind, dims, s)[0] for s in set(sizes))
+        parts = [chains.best(kind, dims, s) for s in sizes]
+        work = tuple(sum(p[j] for p in parts) for j in range(3))
+        need = capacity(work)  # type: ignore[arg-type]
+        lb = max(alone, need / len(dims))
+        issued.append((now, need, wl.layers[i].update_ns))
         rec = CollectiveRecord(len(issued) - 1, i, str(phase), kind, size, dims, now)
         engine.at(now + lb, lambda: run.collective_done(rec, i, phase, engine.now))
         return rec
@@ -116,5 +128,5 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
     for tau, w, u in reversed(issued):
         work += w
         update = min(update, u)
-        best = max(best, tau + work / (total_dims * servers) + update)
+        best = max(best, tau + work / total_dims + update)
     return best

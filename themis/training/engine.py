@@ -55,6 +55,7 @@ class Engine:
         self.done_cb: list[Callable[[int, float], None]] = []
         self.coll_end: list[float] = []
         self._cost: dict[tuple[str, str, int, float], tuple[float, StageCost]] = {}
+        self._blocks: dict[tuple, tuple] = {}
 
     # -- events ------------------------------------------------------------------
     def at(self, t: float, fn: Callable[[], None], tie: int = 1 << 30) -> None:
@@ -100,14 +101,19 @@ class Engine:
         self.done_cb.append(on_done)
         self.coll_end.append(-1.0)
         table = self.table
+        blocks = self._blocks
         for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
-            costs = []
-            m: float = size
-            for phase, d in plan:
-                mc = self.stage_cost(kind, phase, d, m)
-                costs.append(mc)
-                m = mc[1].output_bytes
-            first = table.add_chunk(cid, k, plan, costs)
+            bkey = (kind, plan, size)
+            block = blocks.get(bkey)
+            if block is None:
+                costs = []
+                m: float = size
+                for phase, d in plan:
+                    mc = self.stage_cost(kind, phase, d, m)
+                    costs.append(mc)
+                    m = mc[1].output_bytes
+                block = blocks[bkey] = StageTable.block(plan, costs)
+            first = table.add_block(cid, k, block)
             n = len(plan)
             self.prio.extend([priority] * n)
             self.start.extend([-1.0] * n)

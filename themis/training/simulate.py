@@ -26,6 +26,7 @@ from themis.training.engine import Engine
 from themis.training.loops import LOOPS
 from themis.training.planner import Planner, involved
 from themis.training.runner import Run
+from themis.training.shared import SharedEngine
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Layer, Workload
@@ -146,7 +147,10 @@ def simulate_training(workload: Workload, network: Network,
     lnet, b, split = logical_network(network, group)
     wl = scale_workload(workload, cfg)
     timings = _Timings(cfg, lnet, split)
-    engine = Engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra)
+    shared = cfg.active_chunks > 1 and make_timing(
+        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
+    engine = (SharedEngine if shared else Engine)(lnet, timings, cfg.intra, cfg.active_chunks,
+                                                  cfg.boost_mode, astra)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
     shapes = CollectiveShapes(wl, lnet, b, cfg)
 
@@ -188,6 +192,6 @@ def simulate_training(workload: Workload, network: Network,
     if bound:
         from themis.training.bound import iteration_bound
 
-        result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings)
+        result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result
