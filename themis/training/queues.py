@@ -16,11 +16,9 @@ is over the run's :class:`~themis.stages.StageTable`; it ignores priorities.
 
 from __future__ import annotations
 
-import heapq
 from bisect import insort
 
 from themis.disciplines import make_discipline
-from themis.disciplines.base import PriorityDiscipline
 from themis.stages import StageTable
 
 #: Phases that ASTRA-sim's SmallestFirst queue sends down its FIFO path.
@@ -85,40 +83,6 @@ class AstraPriorityScf:
         return len(self._q)
 
 
-class GrowingKeys:
-    """A registry :class:`~themis.disciplines.base.PriorityDiscipline` over a table that grows.
-
-    Such a discipline computes one key per stage of the run's table when it is
-    built; in a training run the table grows with every collective issued, so
-    the keys are recomputed (the class's own ``keys``) whenever a stage beyond
-    them is queued. Smallest key first; equal keys newest or oldest first as
-    the class says.
-    """
-
-    __slots__ = ("_cls", "_heap", "_keys", "_table", "_tie")
-
-    def __init__(self, cls: type[PriorityDiscipline], table: StageTable) -> None:
-        self._cls = cls
-        self._table = table
-        self._keys: list[float] = []
-        self._heap: list[tuple[float, int, int]] = []
-        self._tie = 0
-
-    def push(self, sid: int) -> None:
-        """Queue ``sid`` under its key."""
-        if sid >= len(self._keys):
-            self._keys = list(self._cls.keys(self._table))
-        self._tie += -1 if self._cls.newest_first else 1
-        heapq.heappush(self._heap, (self._keys[sid], self._tie, sid))
-
-    def pop(self) -> int | None:
-        """The waiting stage with the smallest (key, tie)."""
-        return heapq.heappop(self._heap)[2] if self._heap else None
-
-    def __len__(self) -> int:
-        return len(self._heap)
-
-
 def make_queue(intra: str, astra: bool, table: StageTable, prio: list[int]):
     """One dimension's queue for discipline ``intra`` (any registered name)."""
     key = str(intra).strip().lower()
@@ -126,7 +90,4 @@ def make_queue(intra: str, astra: bool, table: StageTable, prio: list[int]):
         return PriorityFifo(table, prio)
     if key in ("scf", "smallestfirst", "smallest-first", "smallest_first") and astra:
         return AstraPriorityScf(table, prio)
-    queue = make_discipline(intra, table)
-    if isinstance(queue, PriorityDiscipline):
-        return GrowingKeys(type(queue), table)
-    return queue
+    return make_discipline(intra, table)
