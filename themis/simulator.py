@@ -22,11 +22,12 @@ from functools import partial
 from itertools import repeat
 
 from themis.collective import Collective
-from themis.disciplines import Discipline, canonical_intra, make_discipline
+from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
 from themis.engine import Exclusive, Shared, run_events
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
+from themis.policies.base import PolicyChoice, choose
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.stages import StageTable, block_cache, chunk_block
 from themis.timing import Timing, make_timing
@@ -40,8 +41,8 @@ TIE_ORDERS = ("start", "dim")
 _new_chunk_plan = partial(tuple.__new__, ChunkPlan)
 _new_stage = partial(tuple.__new__, Stage)
 
-__all__ = ["TIE_ORDERS", "Plan", "SimConfig", "SimResult", "build_plans", "policy_routes",
-           "replay", "run", "simulate"]
+__all__ = ["TIE_ORDERS", "Plan", "SimConfig", "SimResult", "build_plans", "intra_names",
+           "policy_choice", "policy_routes", "replay", "run", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,8 @@ class SimConfig:
 
     ``policy`` picks routes (loads reset per collective): a registered name, a
     fixed route such as ``"2,0,1"`` or a policy object. ``intra`` is a
-    discipline name. ``timing`` is a timing name (bound to the network with
+    discipline name; ``None`` lets a planning policy (one with ``plan``, e.g.
+    ``portfolio``) choose it among all (the first collective's choice), else FIFO. ``timing`` is a timing name (bound to the network with
     ``algorithms`` and ``endpoint_delay_ns``) or a timing object.
     ``active_chunks`` is k, the stages a dimension runs at once.
     ``local_bw_aware`` gives the route's last dimension one AR stage (ASTRA-sim's
@@ -59,7 +61,7 @@ class SimConfig:
     """
 
     policy: str | InterPolicy = "themis"
-    intra: str = "fifo"
+    intra: str | None = "fifo"
     timing: str | Timing = "alpha-beta"
     algorithms: Sequence[str] | None = None
     endpoint_delay_ns: float = 0.0
@@ -76,6 +78,11 @@ class SimConfig:
         if self.tie_order not in TIE_ORDERS:
             raise InputError(f"unknown tie order (expected {' or '.join(TIE_ORDERS)})",
                              "tie-order", self.tie_order)
+
+
+def intra_names() -> tuple[str, ...]:
+    """The disciplines a planning policy may choose from (internal ones excluded)."""
+    return tuple(discipline_names())
 
 
 @dataclass
@@ -108,16 +115,32 @@ def _gc_paused() -> Iterator[None]:
 
 
 def policy_routes(
-    policy: InterPolicy, collective: Collective, network: Network
+    policy: InterPolicy, collective: Collective, network: Network,
+    timing: Timing | None = None, intra_options: Sequence[str] = (), active_chunks: int = 1,
 ) -> list[tuple[int, ...]]:
     """``policy``'s routes, checked to be permutations of the active dimensions."""
-    routes = [tuple(r) for r in policy.routes(collective, network)]
+    return policy_choice(policy, collective, network, timing, intra_options,
+                         active_chunks).routes
+
+
+def policy_choice(
+    policy: InterPolicy, collective: Collective, network: Network,
+    timing: Timing | None = None, intra_options: Sequence[str] = (), active_chunks: int = 1,
+) -> PolicyChoice:
+    """``policy``'s :class:`PolicyChoice`, its routes checked to be permutations of
+    the active dimensions. With ``timing`` a planning policy's ``plan`` is used
+    (it sees the run's timing, the disciplines it may pick and k)."""
+    if timing is None:
+        choice = PolicyChoice(policy.routes(collective, network), None, policy.name)
+    else:
+        choice = choose(policy, collective, network, timing, intra_options, active_chunks)
+    routes = [tuple(r) for r in choice.routes]
     active = sorted(network.active_dims)
     for r in set(routes):
         if sorted(r) != active:
             raise InputError(f"policy {policy.name} produced a route that is not a "
                              f"permutation of {active}", "route", r)
-    return routes
+    return PolicyChoice(routes, choice.intra, choice.label, choice.makespan_ns)
 
 
 def build_plans(
@@ -125,9 +148,10 @@ def build_plans(
     network: Network,
     policy: InterPolicy,
     local_bw_aware: bool = False,
+    choice: PolicyChoice | None = None,
 ) -> tuple[list[tuple[int, ...]], list[Plan]]:
-    """Routes chosen by ``policy`` and the resulting stage plans, per chunk."""
-    routes = policy_routes(policy, collective, network)
+    """Routes chosen by ``policy`` (or given by ``choice``) and their stage plans, per chunk."""
+    routes = choice.routes if choice is not None else policy_routes(policy, collective, network)
     shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.RS_AG
     memo: dict[tuple[int, ...], Plan] = {}
     plans = []
@@ -198,7 +222,13 @@ def run(
     if len(issues) != len(colls):
         raise InputError("one issue time per collective", "issue_ns", len(issues))
     pol = make_policy(config.policy) if plans is None else None
-    intra_key = canonical_intra(config.intra) if dim_orders is None else "replay"
+    if dim_orders is not None:
+        intra_key = "replay"
+    elif config.intra is None:
+        intra_key = ""  # the first planning policy's choice, else fifo
+    else:
+        intra_key = canonical_intra(config.intra)
+    choices: list[PolicyChoice] = []
 
     # -- the stage table: chunks with the same plan and size share their costs ------
     chunk_plans: list[ChunkPlan] = []
@@ -209,7 +239,12 @@ def run(
     for ci, coll in enumerate(colls):
         if plans is None:
             assert pol is not None
-            routes, cplans = build_plans(coll, network, pol, config.local_bw_aware)
+            options = (intra_key,) if intra_key else intra_names()
+            choice = policy_choice(pol, coll, network, tm, options, config.active_chunks)
+            choices.append(choice)
+            if not intra_key:
+                intra_key = canonical_intra(choice.intra or "fifo")
+            routes, cplans = build_plans(coll, network, pol, config.local_bw_aware, choice)
         else:
             cplans = [tuple(p) for p in plans[ci]]
             routes = _routes_of_plans(coll.kind, cplans)
@@ -230,6 +265,7 @@ def run(
     for (ci, _), f in zip(keys, firsts, strict=True):
         first_sids[ci].append(f)
 
+    intra_key = intra_key or "fifo"
     ndims = network.ndims
     queues: list[Discipline]
     if dim_orders is not None:
@@ -282,6 +318,8 @@ def run(
         meta={"policy": getattr(pol, "name", "given"), "intra": intra_key,
               "tie_order": config.tie_order},
     )
+    if choices and choices[0].label and choices[0].label != schedule.meta["policy"]:
+        schedule.meta["policy_choice"] = choices[0].label
     metrics = compute_metrics(schedule, (table.dim, start, end, table.sent_bytes))
     return SimResult(schedule, metrics, time.perf_counter() - t0, all_routes)
 

@@ -2,8 +2,11 @@
 
 from themis.policies.base import (
     InterPolicy,
+    PlanningPolicy,
+    PolicyChoice,
     Route,
     canonical_policy,
+    choose,
     is_route,
     make_policy,
     policy_names,
@@ -12,16 +15,25 @@ from themis.policies.base import (
 from themis.policies.baseline import Baseline
 from themis.policies.fixed import FixedRoute, parse_route
 from themis.policies.greedy import Themis
+from themis.policies.guarded import Guarded
+from themis.policies.lb_mix import LbMix
+from themis.policies.portfolio import Portfolio
 from themis.policies.round_robin import RoundRobin
 
 __all__ = [
     "Baseline",
     "FixedRoute",
+    "Guarded",
     "InterPolicy",
+    "LbMix",
+    "PlanningPolicy",
+    "PolicyChoice",
+    "Portfolio",
     "RoundRobin",
     "Route",
     "Themis",
     "canonical_policy",
+    "choose",
     "is_route",
     "make_policy",
     "parse_route",

@@ -8,12 +8,16 @@ accepts every registered name, ASTRA-sim's spellings (``ascending``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from themis.collective import Collective
 from topologies.errors import InputError
 from topologies.network import Network
+
+if TYPE_CHECKING:  # pragma: no cover
+    from themis.timing import Timing
 
 Route = tuple[int, ...]
 
@@ -30,6 +34,49 @@ class InterPolicy(Protocol):
     def routes(self, collective: Collective, network: Network) -> list[Route]:
         """One route per chunk of ``collective``, in chunk order."""
         ...
+
+
+@dataclass(frozen=True)
+class PolicyChoice:
+    """What a planning policy decided for one collective.
+
+    ``routes``: one route per chunk; ``intra``: the intra-dimension discipline
+    it chose (one of the ``intra_options`` it was offered), or ``None`` to
+    leave the caller's; ``label``: which candidate won (for reports);
+    ``makespan_ns``: the makespan the policy measured for its choice, if it
+    simulated it.
+    """
+
+    routes: list[Route]
+    intra: str | None = None
+    label: str = ""
+    makespan_ns: float | None = None
+
+
+@runtime_checkable
+class PlanningPolicy(Protocol):
+    """A policy that sees the timing model and may choose the discipline too.
+
+    The simulator calls ``plan`` instead of ``routes`` when a policy has it.
+    ``intra_options`` are the disciplines it may pick from (one when the user
+    fixed ``--intra``); ``active_chunks`` is k.
+    """
+
+    name: str
+
+    def plan(self, collective: Collective, network: Network, timing: Timing,
+             intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
+        """Routes (and possibly a discipline) for ``collective``."""
+        ...
+
+
+def choose(policy: InterPolicy, collective: Collective, network: Network, timing: Timing,
+           intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
+    """``policy``'s :class:`PolicyChoice`: its ``plan`` if it has one, else its routes."""
+    plan = getattr(policy, "plan", None)
+    if plan is not None:
+        return plan(collective, network, timing, tuple(intra_options), active_chunks)
+    return PolicyChoice(policy.routes(collective, network), None, policy.name)
 
 
 PolicyFactory = Callable[..., InterPolicy]
