@@ -60,6 +60,7 @@ def simulate_astra(
     """
     # late import: the simulator imports the timing registry
     from themis.simulator import policy_routes, simulate
+    from themis.timing import make_timing
 
     kind = collective.kind
     raw_inter = (system.inter or "baseline").strip().lower()
@@ -77,7 +78,12 @@ def simulate_astra(
     if intra not in ("fifo", "scf"):
         raise InputError("the astra-sim-1.0 timing runs FIFO or SCF",
                          "intra-dimension-scheduling", system.intra)
-    routes = policy_routes(policy, collective, network)
+    endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
+                else DEFAULT_ENDPOINT_DELAY_NS)
+    # A planning policy (guarded, lb-mix, portfolio) measures with this run's timing.
+    timing = make_timing(NAME, network, system.algorithms_for(kind), endpoint)
+    routes = policy_routes(policy, collective, network, timing, (intra,),
+                           system.active_chunks or 1)
     lbw = system.local_bw_aware
     # Sys::generate_collective: without localBWAware a whole all-reduce on every
     # dimension; with it, Themis runs RS then AG back, the others one AR on the
@@ -89,8 +95,6 @@ def simulate_astra(
     else:
         shape = PlanShape.LOCAL_BW_AWARE
     plans = [stage_plan(kind, r, shape=shape) for r in routes]
-    endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
-                else DEFAULT_ENDPOINT_DELAY_NS)
     res = simulate(
         network,
         collective,

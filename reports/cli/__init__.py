@@ -15,7 +15,7 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from reports.cli import analyse, basic, solve, train
+from reports.cli import analyse, basic, improve, solve, train
 from topologies.errors import InputError
 
 
@@ -41,7 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    for module in (basic, solve, analyse, train):
+    for module in (basic, solve, improve, analyse, train):
         module.register(sub, _Parser)
     return parser
 

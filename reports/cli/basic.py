@@ -108,7 +108,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          "--timing", args.timing)
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
-    intra = canonical_intra(args.intra or system.intra or "fifo")
+    # A planning policy (portfolio) chooses the discipline unless one is given.
+    planning = hasattr(policy, "plan") and policy.name in ("portfolio",)
+    intra_arg = args.intra or system.intra or (None if planning else "fifo")
+    intra = canonical_intra(intra_arg) if intra_arg is not None else None
     k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
     if k < 1:
         raise InputError("must be at least 1", "--active-chunks", k)
@@ -118,12 +121,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing == "astra-sim-1.0":
         from themis.astra_run import simulate_astra
 
+        astra_own = policy.name in ("baseline", "themis", "round-robin")
         sys_cfg = dataclasses.replace(
             system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
-            active_chunks=k, inter=policy.name if policy.name != "fixed" else system.inter,
-            intra=intra)
+            active_chunks=k, inter=policy.name if astra_own else system.inter,
+            intra=intra or "fifo")
         result = simulate_astra(inputs.network, sys_cfg, collective,
-                                policy=policy if policy.name == "fixed" else None)
+                                policy=None if astra_own else policy)
     else:
         result = simulate(inputs.network, collective, policy=policy, intra=intra,
                           timing=args.timing, algorithms=algorithms,
@@ -132,6 +136,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     m = result.metrics
     if args.timing == "astra-sim-1.0" and m.makespan_ns < m.ideal_ns * (1 - 1e-9):
         sys.stderr.write(below_ideal_note(m.bw_utilization) + "\n")
+    intra = intra or result.schedule.meta.get("intra", "fifo")
+    choice = result.schedule.meta.get("policy_choice")
     if args.schedule_out:
         result.schedule.save(args.schedule_out)
     if args.gantt:
@@ -156,11 +162,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                       "utilization": d.utilization} for d in m.dims],
             "routes": m.routes,
             "wall_s": wall_s,
-        })
+        } | ({"portfolio_choice": choice} if choice else {}))
         return 0
     print(f"{collective.kind} of {inputs.size_bytes} bytes in {inputs.chunks} chunks on "
           f"{inputs.network.describe()} ({inputs.network.npus} NPUs)")
     print(f"policy {policy.name}, intra {intra}, timing {args.timing}, k = {k}")
+    if choice:
+        print(f"chosen candidate: {choice}")
     print(format_table(["metric", "value"], [
         ["makespan (us)", m.makespan_ns / 1e3],
         ["ideal (us)", m.ideal_ns / 1e3],

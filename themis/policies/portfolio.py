@@ -31,9 +31,24 @@ from themis.collective import Collective
 from themis.policies.base import PolicyChoice, Route, register_policy
 from themis.policies.guarded import guarded_routes
 from themis.policies.lb_mix import mix_routes
-from themis.policies.route_mix import RouteLoads, route_counts
+from themis.policies.route_mix import RouteLoads, all_routes, route_counts
 from themis.timing import Timing, make_timing
 from topologies.network import Network
+
+#: Sim-greedy candidates are built when chunks * routes is at most this.
+SIM_GREEDY_LIMIT = 150
+#: The best candidate is polished by local search when chunks * routes is at most this,
+#: with at most :data:`POLISH_BUDGET` simulations per allowed discipline.
+POLISH_LIMIT = 150
+POLISH_BUDGET = 150
+#: With more chunks than this, candidates other than :data:`REFERENCES` are first
+#: simulated under one discipline (the first of :data:`SCREEN_ORDER` allowed) and
+#: only the :data:`SCREEN_TOP` best of them under the others.
+SCREEN_CHUNKS = 128
+SCREEN_ORDER = ("scf", "lrw", "fifo")
+SCREEN_TOP = 3
+#: Candidates always simulated under every allowed discipline (the guarantee).
+REFERENCES = ("baseline", "themis")
 
 #: Cached choices (most recent last), at most :data:`CACHE_SIZE`.
 _CACHE: OrderedDict[tuple, PolicyChoice] = OrderedDict()
@@ -45,7 +60,65 @@ def clear_cache() -> None:
     _CACHE.clear()
 
 
-def candidates(collective: Collective, network: Network, timing: Timing
+def list_greedy_routes(loads: RouteLoads, objective: str = "finish") -> list[Route]:
+    """Per chunk, the route that list-schedules best after the chunks before it.
+
+    Each dimension keeps the end of the last stage placed on it; a route's
+    stages are placed in order, each at max(previous stage end, dimension
+    free). ``objective``: ``finish`` (the chunk's own end first, then the
+    largest dimension end) or ``makespan`` (the largest end so far first).
+    """
+    import numpy as np
+
+    dims = loads.dims
+    col = {d: i for i, d in enumerate(dims)}
+    nr = len(loads.routes)
+    ar = np.arange(nr)
+    seq_dim = [np.array([[col[d] for d, _ in st] for st in per]) for per in loads.steps]
+    seq_dur = [np.array([[t for _, t in st] for st in per]) for per in loads.steps]
+    free = np.zeros(len(dims))
+    span = 0.0
+    scale = max(float(x.max()) for x in seq_dur) or 1.0
+    out: list[Route] = []
+    for k in loads.chunk_class:
+        f = np.tile(free, (nr, 1))
+        t = np.zeros(nr)
+        for j in range(seq_dim[k].shape[1]):
+            dj = seq_dim[k][:, j]
+            t = np.maximum(t, f[ar, dj]) + seq_dur[k][:, j]
+            f[ar, dj] = t
+        fmax = np.maximum(f.max(axis=1), span)
+        a, b = (t, fmax) if objective == "finish" else (fmax, t)
+        r = int(np.lexsort((np.round(b / scale, 9), np.round(a / scale, 9)))[0])
+        free = f[r]
+        span = float(fmax[r])
+        out.append(loads.routes[r])
+    return out
+
+
+def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
+                      loads: RouteLoads, intra: str, active_chunks: int) -> list[Route]:
+    """Per chunk, the route whose simulated partial collective (chunks so far) ends first."""
+    from themis.plans import stage_plan
+    from themis.simulator import simulate
+
+    sizes = collective.chunk_sizes()
+    chosen: list[Route] = []
+    for k, size in enumerate(sizes):
+        part = Collective(collective.kind, sum(sizes[:k + 1]), k + 1)
+        best_r, best_t = loads.routes[0], float("inf")
+        for r in loads.routes:
+            plans = [stage_plan(collective.kind, x) for x in chosen + [r]]
+            t = simulate(network, part, intra=intra, timing=timing, plans=[plans],
+                         active_chunks=active_chunks).makespan_ns
+            if t < best_t * (1 - 1e-12):
+                best_r, best_t = r, t
+        chosen.append(best_r)
+    return chosen
+
+
+def candidates(collective: Collective, network: Network, timing: Timing,
+               intra_options: Sequence[str] = ("fifo",), active_chunks: int = 1,
                ) -> list[tuple[str, list[Route]]]:
     """The candidate route assignments (label, routes), duplicates removed."""
     from themis.policies.greedy import Themis
@@ -72,6 +145,12 @@ def candidates(collective: Collective, network: Network, timing: Timing
     k0 = loads.chunk_class[0]
     heads = {d: min(h[d] for h in loads.head[k0]) for d in loads.dims}
     out.append(("guarded:heads", guarded_routes(loads, heads)))
+    for objective in ("finish", "makespan"):
+        out.append((f"list-greedy:{objective}", list_greedy_routes(loads, objective)))
+    if n * len(loads.routes) <= SIM_GREEDY_LIMIT:
+        for q in intra_options:
+            out.append((f"sim-greedy:{q}", sim_greedy_routes(collective, network, timing,
+                                                             loads, q, active_chunks)))
     if len(loads.routes) <= 6:
         for r in loads.routes[1:]:
             out.append(("fixed:" + ",".join(map(str, r)), [r] * n))
@@ -104,14 +183,47 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
         _CACHE.move_to_end(key)
         return hit
     best: PolicyChoice | None = None
-    for label, routes in candidates(collective, network, timing):
+    best_by_intra: dict[str, PolicyChoice] = {}
+
+    def run(label: str, routes: list[Route], q: str) -> float:
+        nonlocal best
         plans = [stage_plan(collective.kind, r) for r in routes]
+        t = simulate(network, collective, intra=q, timing=timing, plans=[plans],
+                     active_chunks=active_chunks).makespan_ns
+        choice = PolicyChoice(list(routes), q, f"{label}/{q}", t)
+        if q not in best_by_intra or t < best_by_intra[q].makespan_ns:
+            best_by_intra[q] = choice
+        if best is None or t < best.makespan_ns:
+            best = choice
+        return t
+
+    cands = candidates(collective, network, timing, intra_options, active_chunks)
+    n = len(collective.chunk_sizes())
+    screen = n > SCREEN_CHUNKS and len(intra_options) > 1
+    first = next((q for q in SCREEN_ORDER if q in intra_options), intra_options[0])
+    screened: list[tuple[float, int]] = []
+    for i, (label, routes) in enumerate(cands):
+        if not screen or label in REFERENCES:
+            for q in intra_options:
+                run(label, routes, q)
+        else:
+            screened.append((run(label, routes, first), i))
+    for _, i in sorted(screened)[:SCREEN_TOP]:
         for q in intra_options:
-            res = simulate(network, collective, intra=q, timing=timing, plans=[plans],
-                           active_chunks=active_chunks)
-            if best is None or res.makespan_ns < best.makespan_ns:
-                best = PolicyChoice(list(routes), q, f"{label}/{q}", res.makespan_ns)
+            if q != first:
+                run(*cands[i], q)
     assert best is not None
+    routes_all = all_routes(network)
+    if n * len(routes_all) <= POLISH_LIMIT:
+        from themis.policies.local_search import evaluator, local_search
+
+        for q in intra_options:
+            start = best_by_intra[q]
+            res = local_search(start.routes, routes_all,
+                               evaluator(collective, network, timing, q, active_chunks),
+                               POLISH_BUDGET, start_ns=start.makespan_ns)
+            if res.makespan_ns < best.makespan_ns:
+                best = PolicyChoice(res.routes, q, f"{start.label}+search", res.makespan_ns)
     _CACHE[key] = best
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)

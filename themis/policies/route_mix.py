@@ -63,6 +63,8 @@ class RouteLoads:
     tail: list[list[dict[int, float]]]
     chain: list[list[float]]
     dims: tuple[int, ...]
+    #: ``steps[k][r]``: the route's stages in order, as (dimension, duration ns).
+    steps: list[list[list[tuple[int, float]]]]
 
     @classmethod
     def measure(cls, collective: Collective, network: Network, timing: Timing) -> RouteLoads:
@@ -72,10 +74,10 @@ class RouteLoads:
         sizes = sorted(set(chunk_sizes), key=chunk_sizes.index)
         index = {s: i for i, s in enumerate(sizes)}
         counts = [chunk_sizes.count(s) for s in sizes]
-        busy, head, tail, chain = [], [], [], []
+        busy, head, tail, chain, steps = [], [], [], [], []
         gather = collective.kind == "all-gather"
         for s in sizes:
-            b_k, h_k, t_k, c_k = [], [], [], []
+            b_k, h_k, t_k, c_k, s_k = [], [], [], [], []
             for r in routes:
                 plan = stage_plan(collective.kind, r)
                 m = timing.all_gather_input(s) if gather else float(s)
@@ -98,12 +100,14 @@ class RouteLoads:
                 h_k.append(h)
                 t_k.append(t)
                 c_k.append(total)
+                s_k.append(durs)
             busy.append(b_k)
             head.append(h_k)
             tail.append(t_k)
             chain.append(c_k)
+            steps.append(s_k)
         return cls(routes, sizes, counts, [index[s] for s in chunk_sizes], busy, head, tail,
-                   chain, tuple(network.active_dims))
+                   chain, tuple(network.active_dims), steps)
 
     @cached_property
     def unit_ns(self) -> float:

@@ -1,0 +1,90 @@
+"""The ``themis improve`` command: offline improvement of one instance's schedule."""
+
+from __future__ import annotations
+
+import argparse
+
+from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.formatting import format_table, print_json
+from topologies.errors import InputError
+
+DEFAULT_EVALUATIONS = 2000
+
+
+def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
+    """Add ``improve`` to the ``themis`` subcommands."""
+    p = sub.add_parser("improve", help="improve the best practical schedule: local search "
+                                       "with the simulator, then warm-started CP-SAT")
+    add_instance_args(p)
+    p.add_argument("--evaluations", type=int_arg("--evaluations"), default=None, metavar="N",
+                   help=f"simulator runs of the local search (deterministic; default "
+                        f"{DEFAULT_EVALUATIONS}, or unlimited with --time-limit)")
+    p.add_argument("--cpsat-dtime", type=float_arg("--cpsat-dtime"), default=None,
+                   metavar="S", help="CP-SAT deterministic time, one worker (default 0 = no "
+                                     "CP-SAT; with --time-limit CP-SAT gets the second half)")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+                   metavar="S", help="wall-clock limit (results then depend on the machine)")
+    p.add_argument("--seed", type=int_arg("--seed"), default=0, help="search seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
+    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart")
+    p.set_defaults(func=cmd_improve)
+
+
+def cmd_improve(args: argparse.Namespace) -> int:
+    """``themis improve``."""
+    if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
+        raise InputError("must be a positive number of seconds", "--time-limit",
+                         args.time_limit)
+    if args.evaluations is not None and args.evaluations < 0:
+        raise InputError("must be at least 0", "--evaluations", args.evaluations)
+    if args.cpsat_dtime is not None and not args.cpsat_dtime >= 0:
+        raise InputError("must be at least 0", "--cpsat-dtime", args.cpsat_dtime)
+    evaluations = args.evaluations
+    if evaluations is None:
+        evaluations = 10**9 if args.time_limit is not None else DEFAULT_EVALUATIONS
+    dtime = args.cpsat_dtime
+    if dtime is None:
+        dtime = None if args.time_limit is not None else 0.0
+    instance = resolve_inputs(args).instance()
+
+    from solvers.improve import improve
+
+    result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
+                     time_limit_s=args.time_limit, seed=args.seed)
+    if args.schedule_out and result.schedule is not None:
+        result.schedule.save(args.schedule_out)
+    if args.gantt and result.schedule is not None:
+        from themis.plots import plot_gantt
+
+        plot_gantt(result.schedule, path=args.gantt)
+    checker = {True: "valid", False: "INVALID", None: "-"}[result.valid]
+    if args.json:
+        out = result.to_dict()
+        out["certified_gap"] = result.gap
+        out["checker"] = checker
+        out["instance"] = instance.to_dict()
+        print_json(out)
+        return 0
+    print(f"all-reduce of {instance.size_bytes} bytes in {result.chunks} chunks on "
+          f"{instance.network.describe()} ({instance.network.npus} NPUs)")
+    gap = result.gap
+    meta = result.meta
+    rows = [
+        ["status", result.status],
+        ["makespan (us)", result.makespan_ns / 1e3],
+        ["start: " + str(meta.get("start", "")), meta.get("start_ns", 0.0) / 1e3],
+        ["after local search (us)", meta.get("search_ns", 0.0) / 1e3],
+        ["lower bound (us)", result.lower_bound_ns / 1e3],
+        ["certified gap", "-" if gap is None else f"{100 * gap:.3f}%"],
+        ["evaluations", meta.get("evaluations", 0)],
+        ["runtime (s)", f"{result.runtime_s:.2f}"],
+        ["checker", checker],
+    ]
+    print(format_table(["", "value"], rows))
+    if result.routes:
+        print()
+        print(format_table(["route", "chunks"], [[r, n] for r, n in result.routes.items()]))
+    for v in result.violations[:10]:
+        print(f"violation: {v}")
+    return 0

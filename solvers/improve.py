@@ -1,0 +1,215 @@
+"""Offline improvement of one instance's schedule: local search, then warm-started CP-SAT.
+
+:func:`improve` starts from the ``portfolio`` policy's best plan (every
+candidate under every discipline), then
+
+1. local search over the chunks' routes with the simulator as the evaluator
+   (:func:`themis.policies.local_search.local_search`; one chunk's route
+   changed, two chunks' routes swapped, perturbations), under the winning
+   discipline;
+2. local search over the per-dimension stage orders of the best schedule
+   (adjacent stages of one dimension swapped, each trial replayed semi-actively);
+3. optionally CP-SAT, warm-started from the best schedule
+   (:func:`solvers.solve` with ``hint=``), on a deterministic budget.
+
+Budgets that reproduce on any machine: ``evaluations`` (simulator runs for 1
+and 2) and ``cpsat_dtime_s`` (CP-SAT's deterministic time, one worker). A
+wall-clock ``time_limit_s`` may cap everything too (for interactive use; a
+result that depends on it says so in ``meta["stopped_by"]``).
+
+The result is a :class:`solvers.Result`: never worse than the start, the
+schedule checked by :func:`themis.checker.check`, status ``optimal`` only when
+CP-SAT proved it or the makespan meets a lower bound (LB0-LB3 or the solver's),
+else ``feasible``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from solvers.result import Result
+from themis.checker import check
+from themis.instance import Instance
+from themis.schedule import Schedule
+from topologies.errors import InputError
+
+#: A makespan within this relative distance of the lower bound is proven optimal.
+PROOF_TOL = 1e-8
+#: Share of the evaluations spent on routes (the rest on dimension orders).
+ROUTE_SHARE = 0.75
+
+
+@dataclass
+class _Clock:
+    """Counts evaluations; stops at the budget or at the optional wall-clock limit."""
+
+    budget: int
+    deadline: float | None
+    used: int = 0
+    stopped_by: str = ""
+
+    def spend(self) -> bool:
+        """Take one evaluation; ``False`` when none is left."""
+        if self.used >= self.budget:
+            self.stopped_by = self.stopped_by or "evaluations"
+            return False
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            self.stopped_by = "time_limit"
+            return False
+        self.used += 1
+        return True
+
+
+def _order_search(schedule: Schedule, clock: _Clock) -> Schedule:
+    """Swap adjacent stages of one dimension's order while that shortens the replay."""
+    from themis.simulator import replay
+
+    best = schedule
+    improved = True
+    while improved:
+        improved = False
+        orders = best.dimension_orders()
+        for d in sorted(orders):
+            seq = list(orders[d])
+            for i in range(len(seq) - 1):
+                if seq[i][1] == seq[i + 1][1]:
+                    continue  # same chunk: its own stage order is fixed
+                if not clock.spend():
+                    return best
+                trial = dict(orders)
+                swapped = seq[:i] + [seq[i + 1], seq[i]] + seq[i + 2:]
+                trial[d] = swapped
+                try:
+                    res = _replay_orders(best, trial, replay)
+                except RuntimeError:  # the swap contradicts a chunk's own order
+                    continue
+                if res.makespan_ns < best.makespan_ns * (1 - 1e-12):
+                    best, improved = res.schedule, True
+                    orders, seq = best.dimension_orders(), list(best.dimension_orders()[d])
+    return best
+
+
+def _replay_orders(schedule: Schedule, orders: dict, replay_fn):
+    """Replay ``schedule``'s plans with the given per-dimension orders."""
+    from themis.simulator import simulate
+
+    per_coll: list[list] = [[] for _ in schedule.collectives]
+    for c in sorted(schedule.chunks, key=lambda c: (c.collective, c.chunk)):
+        per_coll[c.collective].append(c.phases)
+    return simulate(schedule.network, schedule.collectives, timing=schedule.timing,
+                    algorithms=schedule.algorithms,
+                    endpoint_delay_ns=schedule.endpoint_delay_ns,
+                    active_chunks=schedule.active_chunks, issue_ns=schedule.issue_ns,
+                    plans=per_coll, dim_orders=orders, ag_order=schedule.ag_order)
+
+
+def _cpsat(instance: Instance, schedule: Schedule, dtime_s: float | None,
+           time_limit_s: float | None, seed: int) -> Result | None:
+    """CP-SAT warm-started from ``schedule`` on a deterministic budget (None if unavailable).
+
+    Without ``time_limit_s`` the wall-clock limit is generous (30 x the
+    deterministic time, at least 60 s), so that only the deterministic limit binds.
+    """
+    import inspect
+
+    from solvers.solve import solve
+
+    sig = inspect.signature(solve)
+    wall = time_limit_s if time_limit_s is not None else max(60.0, 30 * (dtime_s or 0.0))
+    if "hint" in sig.parameters:
+        from solvers.params import SolverParams
+
+        params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
+                              seed=seed)
+        return solve(instance, "cpsat", hint=[schedule], params=params)
+    return None  # pragma: no cover - a solvers package without warm starts
+
+
+def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,
+            time_limit_s: float | None = None, seed: int = 0) -> Result:
+    """Improve ``instance``'s best practical schedule (see the module docstring).
+
+    ``evaluations``: simulator runs of the local searches; ``cpsat_dtime_s``:
+    CP-SAT's deterministic time (0: no CP-SAT; ``None``: CP-SAT limited by
+    the wall clock only, which needs ``time_limit_s``); ``time_limit_s``: an
+    optional wall-clock cap (the searches get half of it when CP-SAT runs).
+    """
+    from solvers.bounds import bounds
+    from themis.policies.local_search import evaluator, local_search
+    from themis.policies.portfolio import best_plan
+    from themis.policies.route_mix import all_routes
+    from themis.plans import stage_plan
+    from themis.simulator import intra_names, simulate
+
+    if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 0:
+        raise InputError("evaluations must be an integer >= 0", "evaluations", evaluations)
+    if cpsat_dtime_s is not None and not cpsat_dtime_s >= 0:
+        raise InputError("CP-SAT deterministic time must be >= 0", "cpsat-dtime",
+                         cpsat_dtime_s)
+    if time_limit_s is not None and not 0 < time_limit_s < float("inf"):
+        raise InputError("time limit must be a positive number of seconds", "time-limit",
+                         time_limit_s)
+    if cpsat_dtime_s is None and time_limit_s is None:
+        raise InputError("CP-SAT without a deterministic time needs a time limit",
+                         "time-limit", time_limit_s)
+    use_cpsat = cpsat_dtime_s is None or cpsat_dtime_s > 0
+    t0 = time.perf_counter()
+    end = None if time_limit_s is None else t0 + time_limit_s
+    deadline = None if end is None else t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
+    coll, net, tm = instance.collective, instance.network, instance.timing
+    start = best_plan(coll, net, tm, intra_names())
+    intra = start.intra or "fifo"
+    clock = _Clock(evaluations, deadline)
+
+    # 1. routes, under the winning discipline.
+    route_budget = int(evaluations * ROUTE_SHARE)
+    evaluate = evaluator(coll, net, tm, intra)
+
+    def timed_out() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
+
+    found = local_search(start.routes, all_routes(net), evaluate, route_budget, seed=seed,
+                         start_ns=start.makespan_ns, stop=timed_out)
+    clock.used = found.evaluations
+    if timed_out():
+        clock.stopped_by = "time_limit"
+    sim = simulate(net, coll, intra=intra, timing=tm,
+                   plans=[[stage_plan(coll.kind, r) for r in found.routes]])
+    best = sim.schedule
+    # 2. dimension orders (the remaining evaluations).
+    best = _order_search(best, clock)
+    meta: dict = {"start": start.label, "start_ns": start.makespan_ns,
+                  "search_ns": best.makespan_ns, "evaluations": clock.used,
+                  "intra": intra}
+    lb = bounds(instance).lb_ns
+    status = "feasible"
+    solver_ns = None
+    # 3. CP-SAT warm-started from the best schedule.
+    if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL):
+        left = None if end is None else max(0.05, end - time.perf_counter())
+        res = _cpsat(instance, best, cpsat_dtime_s, left, seed)
+        if res is not None:
+            meta["cpsat"] = {"status": res.status, "makespan_ns": res.makespan_ns,
+                             "lower_bound_ns": res.lower_bound_ns}
+            lb = max(lb, res.lower_bound_ns)
+            solver_ns = res.makespan_ns
+            if res.schedule is not None and res.valid and \
+                    res.makespan_ns is not None and res.makespan_ns < best.makespan_ns:
+                best = res.schedule
+            if res.status == "optimal" and res.makespan_ns is not None and \
+                    best.makespan_ns <= res.makespan_ns * (1 + PROOF_TOL):
+                status = "optimal"
+                meta["proof"] = "cpsat"
+    if clock.stopped_by:
+        meta["stopped_by"] = clock.stopped_by
+    if status != "optimal" and best.makespan_ns <= lb * (1 + PROOF_TOL):
+        status = "optimal"
+        meta["proof"] = "lower bound"
+    violations = [str(v) for v in check(best)]
+    best.meta.update({"solver": "improve", "status": status})
+    return Result(status=status, makespan_ns=best.makespan_ns,
+                  lower_bound_ns=min(lb, best.makespan_ns), runtime_s=time.perf_counter() - t0,
+                  solver="improve", ag_order="reverse", schedule=best,
+                  valid=not violations, violations=violations, solver_makespan_ns=solver_ns,
+                  chunks=len(coll.chunk_sizes()), routes=best.route_histogram(), meta=meta)
