@@ -136,10 +136,10 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     optional wall-clock cap (the searches get half of it when CP-SAT runs).
     """
     from solvers.bounds import bounds
+    from themis.plans import stage_plan
     from themis.policies.local_search import evaluator, local_search
     from themis.policies.portfolio import best_plan
     from themis.policies.route_mix import all_routes
-    from themis.plans import stage_plan
     from themis.simulator import intra_names, simulate
 
     if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 0:

@@ -108,9 +108,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                          "--timing", args.timing)
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
-    # A planning policy (portfolio) chooses the discipline unless one is given.
-    planning = hasattr(policy, "plan") and policy.name in ("portfolio",)
-    intra_arg = args.intra or system.intra or (None if planning else "fifo")
+    # A policy that chooses its discipline (portfolio) does so unless one is given.
+    chooses = bool(getattr(policy, "chooses_intra", False))
+    intra_arg = args.intra or system.intra or (None if chooses else "fifo")
     intra = canonical_intra(intra_arg) if intra_arg is not None else None
     k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
     if k < 1:

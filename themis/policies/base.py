@@ -59,7 +59,9 @@ class PlanningPolicy(Protocol):
 
     The simulator calls ``plan`` instead of ``routes`` when a policy has it.
     ``intra_options`` are the disciplines it may pick from (one when the user
-    fixed ``--intra``); ``active_chunks`` is k.
+    fixed ``--intra``); ``active_chunks`` is k. A policy whose class sets
+    ``chooses_intra = True`` is offered every discipline when the user gives
+    none (``simulate(..., intra=None)``, ``themis simulate`` without ``--intra``).
     """
 
     name: str

@@ -104,7 +104,7 @@ def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
 
     sizes = collective.chunk_sizes()
     chosen: list[Route] = []
-    for k, size in enumerate(sizes):
+    for k in range(len(sizes)):
         part = Collective(collective.kind, sum(sizes[:k + 1]), k + 1)
         best_r, best_t = loads.routes[0], float("inf")
         for r in loads.routes:
@@ -236,6 +236,8 @@ class Portfolio:
     """Simulate-and-keep-best over candidate plans and disciplines (cached per shape)."""
 
     name: str = "portfolio"
+    #: It picks the intra-dimension discipline too when the caller leaves it open.
+    chooses_intra: bool = True
 
     def routes(self, collective: Collective, network: Network) -> list[Route]:
         """The best routes under alpha-beta timing (no endpoint delay), FIFO or SCF."""

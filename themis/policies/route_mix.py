@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from themis.collective import Collective
-from themis.policies.base import Route
 from themis.plans import stage_plan
+from themis.policies.base import Route
 from themis.timing import Timing
 from topologies.network import Network
 
