@@ -105,7 +105,8 @@ def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
     sizes = collective.chunk_sizes()
     chosen: list[Route] = []
     for k in range(len(sizes)):
-        part = Collective(collective.kind, sum(sizes[:k + 1]), k + 1)
+        # The first k + 1 chunks (a remainder chunk counts as a regular one here).
+        part = Collective(collective.kind, sizes[0] * (k + 1), k + 1)
         best_r, best_t = loads.routes[0], float("inf")
         for r in loads.routes:
             plans = [stage_plan(collective.kind, x) for x in chosen + [r]]
