@@ -217,7 +217,7 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
     sol = h.getSolution()
     if h.getInfo().primal_solution_status == 2:
         x = list(sol.col_value)
-        return [{r: int(round(x[n[k, r]])) for r in range(nr) if round(x[n[k, r]]) > 0}
+        return [_round_counts({r: max(0.0, x[n[k, r]]) for r in range(nr)}, loads.counts[k])
                 for k in range(ncls)]
     # No incumbent within the node cap: the LP relaxation, rounded.
     h.changeColsIntegrality(len(ints), ints,
@@ -230,11 +230,14 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
 
 def _round_counts(frac: dict[int, float], total: int) -> dict[int, int]:
     """Largest-remainder rounding of fractional counts summing to ``total``."""
-    base = {r: int(v + 1e-9) for r, v in frac.items()}
+    base = {r: int(v + 1e-6) for r, v in frac.items()}
+    while sum(base.values()) > total:  # solver noise above the total: trim the largest
+        r = max(base, key=lambda r: (base[r], -r))
+        base[r] -= 1
     rest = total - sum(base.values())
     order = sorted(frac, key=lambda r: (-(frac[r] - base[r]), r))
-    for r in order[:max(rest, 0)]:
-        base[r] += 1
+    for i in range(max(rest, 0)):
+        base[order[i % len(order)]] += 1
     return {r: c for r, c in base.items() if c > 0}
 
 
