@@ -52,8 +52,9 @@ class SimConfig:
     ``policy`` picks routes (loads reset per collective): a registered name, a
     fixed route such as ``"2,0,1"`` or a policy object. ``intra`` is a
     discipline name; ``None`` lets a planning policy (one with ``plan``, e.g.
-    ``portfolio``) choose it among all (the first collective's choice), else FIFO. ``timing`` is a timing name (bound to the network with
-    ``algorithms`` and ``endpoint_delay_ns``) or a timing object.
+    ``portfolio``) choose it among all (the first collective's choice), else FIFO.
+    ``timing`` is a timing name (bound to the network with ``algorithms`` and
+    ``endpoint_delay_ns``) or a timing object.
     ``active_chunks`` is k, the stages a dimension runs at once.
     ``local_bw_aware`` gives the route's last dimension one AR stage (ASTRA-sim's
     baseline with ``collective-optimization: localBWAware``). ``ag_order`` is

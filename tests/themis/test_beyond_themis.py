@@ -71,7 +71,7 @@ def lrw_table() -> StageTable:
         plan = tuple(("RS", d) for d in range(len(durs)))
         costs = [(float(m), StageCost(float(t), 0.0, 0.0, m / 4)) for m, t in
                  zip(sizes, durs, strict=True)]
-        table.add_chunk(0, k, plan, costs)
+        table.add_block(0, k, StageTable.block(plan, costs))
     return table
 
 

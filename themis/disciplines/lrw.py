@@ -9,9 +9,9 @@ first; equal remaining work starts in arrival order.
 
 from __future__ import annotations
 
-import heapq
+from collections.abc import Sequence
 
-from themis.disciplines.base import register_discipline
+from themis.disciplines.base import PriorityDiscipline, register_discipline
 from themis.stages import StageTable
 
 
@@ -32,24 +32,13 @@ def remaining_work_ns(table: StageTable) -> list[float]:
 
 
 @register_discipline("lrw")
-class Lrw:
+class Lrw(PriorityDiscipline):
     """Most remaining work (this stage and the chunk's later ones) first; FIFO among equals."""
 
-    __slots__ = ("_h", "_rem", "_seq")
+    __slots__ = ()
+    newest_first = False
 
-    def __init__(self, table: StageTable) -> None:
-        self._h: list[tuple[float, int, int]] = []
-        self._rem = remaining_work_ns(table)
-        self._seq = 0
-
-    def push(self, sid: int) -> None:
-        """Insert keyed by (-remaining work, arrival)."""
-        self._seq += 1
-        heapq.heappush(self._h, (-self._rem[sid], self._seq, sid))
-
-    def pop(self) -> int | None:
-        """The waiting stage with the most remaining work."""
-        return heapq.heappop(self._h)[2] if self._h else None
-
-    def __len__(self) -> int:
-        return len(self._h)
+    @classmethod
+    def keys(cls, table: StageTable) -> Sequence[float]:
+        """Minus the remaining work (the smallest key starts first)."""
+        return [-r for r in remaining_work_ns(table)]
