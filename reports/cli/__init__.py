@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import errno
-import io
 import os
 import sys
 import warnings
@@ -97,7 +96,7 @@ class StdoutError(OSError):
     """Writing to stdout failed (closed, full disk); not a file the command opened."""
 
 
-class _Stdout(io.TextIOBase):
+class _Stdout:
     """stdout whose write errors are :class:`StdoutError`; a closed stdout (None) fails."""
 
     def __init__(self, stream: object) -> None:
@@ -113,7 +112,7 @@ class _Stdout(io.TextIOBase):
         except OSError as err:
             raise StdoutError(err.errno, err.strerror or str(err)) from None
 
-    def write(self, s: str) -> int:  # type: ignore[override]
+    def write(self, s: str) -> int:
         return int(self._call("write", s) or 0)
 
     def flush(self) -> None:
