@@ -63,7 +63,10 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 120) -> None:
     any other ending is an :class:`InputError`.
     """
     fmt = figure_format(path)
-    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt))
+    # bbox_inches="tight": a legend outside the axes is kept even on a figure
+    # without a layout engine (e.g. a caller's single panel).
+    atomic_write(path, lambda tmp: fig.savefig(tmp, dpi=dpi, format=fmt,
+                                               bbox_inches="tight"))
 
 
 def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLike | None = None,
@@ -74,27 +77,25 @@ def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLi
     figure there as a PNG (atomically); ``title``: the axes title (default:
     the schedule's policy or solver and makespan). Returns the axes.
     """
-    import matplotlib
     from matplotlib.patches import Patch
 
     if ax is None:
         dims = sorted({s.dim for s in schedule.stages}) or [0]
-        _, (ax,) = new_figure(10.0, 1.2 + 0.55 * len(dims))
-    cmap = matplotlib.colormaps[CHUNK_COLORMAP]
-    ncolors = getattr(cmap, "N", 20)
+        _, (ax,) = new_figure(10.0, 1.4 + 0.55 * len(dims))
+    colors = chunk_colors(len(schedule.chunks))
     chunk_index = {(c.collective, c.chunk): i for i, c in enumerate(schedule.chunks)}
     dims = sorted({s.dim for s in schedule.stages} | set(schedule.network.active_dims))
     row = {d: i for i, d in enumerate(dims)}
     height = 0.8
     by_style: dict[tuple[str, int], list[tuple[float, float, float]]] = {}
     for s in schedule.stages:
-        color = _chunk_color(chunk_index.get((s.collective, s.chunk), s.chunk), ncolors)
+        color = chunk_index.get((s.collective, s.chunk), s.chunk) % max(len(colors), 1)
         by_style.setdefault((s.phase, color), []).append(
             (s.start_ns / 1e3, (s.end_ns - s.start_ns) / 1e3, row[s.dim]))
     for (phase, color), bars in by_style.items():
         alpha, hatch = PHASE_STYLE.get(phase, (0.8, None))
         ax.barh([b[2] for b in bars], [b[1] for b in bars], left=[b[0] for b in bars],
-                height=height, color=cmap(color), alpha=alpha, hatch=hatch,
+                height=height, color=colors[color], alpha=alpha, hatch=hatch,
                 edgecolor="black", linewidth=0.3)
     ax.set_yticks(range(len(dims)), [f"dim {d}" for d in dims])
     ax.set_ylim(len(dims) - 0.5, -0.5)
@@ -113,25 +114,50 @@ def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLi
     return ax
 
 
-def _chunk_color(index: int, ncolors: int) -> int:
-    """Colour index of a chunk: paired maps (tab20) give all dark hues first."""
-    if ncolors == 20:
-        return (2 * index) % 20 + (index // 10) % 2
-    return index % ncolors
+def chunk_colors(n: int) -> list[tuple[float, float, float, float]]:
+    """One RGBA colour per chunk, all different.
+
+    Up to 20 chunks: the qualitative ``tab20`` map, all dark hues first. More
+    chunks: hues stepped by the golden ratio (never repeating) at three
+    saturation/brightness levels, so every chunk keeps its own colour.
+    """
+    import colorsys
+
+    import matplotlib
+
+    if n <= 20:
+        cmap = matplotlib.colormaps[CHUNK_COLORMAP]
+        return [cmap((2 * i) % 20 + (i // 10) % 2) for i in range(n)]
+    levels = ((0.75, 0.85), (0.45, 0.95), (0.9, 0.6))
+    out = []
+    for i in range(n):
+        s, v = levels[i % 3]
+        r, g, b = colorsys.hsv_to_rgb((i * 0.6180339887498949) % 1.0, s, v)
+        out.append((r, g, b, 1.0))
+    return out
 
 
 _PHASE_NAMES: dict[str, str] = {"RS": "reduce-scatter", "AG": "all-gather", "AR": "all-reduce"}
 
 
 def _default_title(schedule: Schedule) -> str:
+    """Who, on which network, what size and how many chunks, and the makespan."""
+    from topologies.units import format_size
+
     meta: dict[str, Any] = schedule.meta or {}
     who = meta.get("solver") or meta.get("policy") or ""
     if meta.get("intra") and not meta.get("solver") and meta.get("intra") != "replay":
         who = f"{who}/{meta['intra']}"
-    chunks = len(schedule.chunks)
-    return f"{who + ': ' if who else ''}{chunks} chunks, makespan " \
-           f"{schedule.makespan_ns / 1e3:,.1f} µs"
+    net = schedule.network
+    where = f"{net.name} ({net.describe()})" if net.name else net.describe()
+    colls = schedule.collectives
+    if len(colls) == 1:
+        what = f"{colls[0].kind} {format_size(colls[0].size_bytes)}"
+    else:
+        what = f"{len(colls)} collectives"
+    return (f"{who + ': ' if who else ''}{what} on {where}, {len(schedule.chunks)} chunks, "
+            f"makespan {schedule.makespan_ns / 1e3:,.1f} µs")
 
 
-__all__ = ["CHUNK_COLORMAP", "FIGURE_FORMATS", "PHASE_STYLE", "figure_format", "new_figure",
-           "plot_gantt", "save_figure"]
+__all__ = ["CHUNK_COLORMAP", "FIGURE_FORMATS", "PHASE_STYLE", "chunk_colors", "figure_format",
+           "new_figure", "plot_gantt", "save_figure"]

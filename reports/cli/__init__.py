@@ -31,6 +31,23 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
+def version() -> str:
+    """The installed package's version (``pyproject.toml`` when run from a checkout)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("themis-sched")
+    except metadata.PackageNotFoundError:  # pragma: no cover - not installed
+        import tomllib
+        from pathlib import Path
+
+        pyproject = Path(__file__).parents[2] / "pyproject.toml"
+        try:
+            return str(tomllib.loads(pyproject.read_text())["project"]["version"])
+        except (OSError, KeyError, tomllib.TOMLDecodeError):
+            return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full argument parser (all subcommands)."""
     parser = _Parser(
@@ -38,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Collective scheduling on multi-dimensional networks: Themis and other "
                     "policies, an event-driven simulator, exact solvers and gap reports.",
     )
+    parser.add_argument("--version", action="version", version=f"themis {version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     for module in (basic, solve, improve, analyse, train):
@@ -153,4 +171,4 @@ if __name__ == "__main__":  # pragma: no cover
     raise SystemExit(main())
 
 
-__all__ = ["build_parser", "main"]
+__all__ = ["StdoutError", "build_parser", "main", "version"]

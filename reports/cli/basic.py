@@ -17,10 +17,16 @@ from reports.cli.common import (
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
+#: ``simulate``'s chunk count without --chunks and without a system file's value.
+SIMULATE_CHUNKS = 64
+
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     """Add ``presets``, ``network`` and ``simulate`` to the ``themis`` subcommands."""
-    p = sub.add_parser("presets", help="list the bundled networks and system files")
+    p = sub.add_parser("presets", help="list the bundled networks and system files",
+                       description="List the bundled networks (NETWORK) and ASTRA-sim "
+                                   "system files (--system) by name. --json prints "
+                                   '{"networks": [...], "systems": [...]}.')
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_presets)
 
@@ -30,7 +36,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.set_defaults(func=cmd_network)
 
     p = sub.add_parser("simulate", help="simulate a collective under a policy")
-    add_instance_args(p)
+    add_instance_args(p, chunks_default=SIMULATE_CHUNKS)
     p.add_argument("--collective", default="all-reduce",
                    choices=["all-reduce", "reduce-scatter", "all-gather"])
     p.add_argument("--policy", default=None,
@@ -58,17 +64,34 @@ def below_ideal_note(utilization: float) -> str:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    """``themis presets``."""
-    from topologies.presets import list_presets
+    """``themis presets``: the network presets, then the system presets."""
+    from topologies.presets import list_preset_systems, list_presets, preset_system
 
     presets = list_presets()
+    systems = [(name, preset_system(name)) for name in list_preset_systems()]
     if args.json:
-        print_json([{"name": p.name, "description": p.description, "npus": p.npus,
-                     "dims": p.dims} for p in presets])
+        print_json({
+            "networks": [{"name": p.name, "description": p.description, "npus": p.npus,
+                          "dims": p.dims, "systems": list(p.systems)} for p in presets],
+            "systems": [{"name": name, **_system_summary(cfg)} for name, cfg in systems],
+        })
         return 0
     rows = [[p.name, p.npus, p.dims, p.description] for p in presets]
+    print("networks (NETWORK):")
     print(format_table(["name", "NPUs", "dimensions", "description"], rows))
+    print()
+    print("system files (--system):")
+    print(format_table(
+        ["name", "chunks", "inter", "intra", "all-reduce"],
+        [[name, s["chunks"] or "-", s["inter"] or "-", s["intra"] or "-",
+          "_".join(s["all_reduce_implementation"] or []) or "-"]
+         for name, s in ((n, _system_summary(c)) for n, c in systems)]))
     return 0
+
+
+def _system_summary(cfg) -> dict:
+    return {"chunks": cfg.chunks, "inter": cfg.inter, "intra": cfg.intra,
+            "all_reduce_implementation": list(cfg.all_reduce_algorithms or []) or None}
 
 
 def cmd_network(args: argparse.Namespace) -> int:
@@ -101,7 +124,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
-    inputs = resolve_inputs(args, chunks_default=64)
+    inputs = resolve_inputs(args, chunks_default=SIMULATE_CHUNKS)
     system = inputs.system
     if args.timing not in timing_names():
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",

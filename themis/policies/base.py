@@ -122,7 +122,8 @@ def canonical_policy(name: str) -> str:
         key = s
     if key not in _POLICIES:
         raise InputError("unknown policy (expected one of "
-                         f"{', '.join(policy_names())}, or a route like 2,0,1)", "policy", name)
+                         f"{', '.join(n for n in policy_names() if n != 'fixed')}, or a route like "
+                         "2,0,1)", "policy", name)
     return key
 
 
