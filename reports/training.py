@@ -242,8 +242,13 @@ def findings(rows: Sequence[Row]) -> str:
                 f"{best.network}), worst {_x(worst.speedup)} ({worst.workload} on "
                 f"{worst.network})")
         if bounded:
-            line += f"; end within {100 * (1 / mean(bounded) - 1):.0f}% of the bound on average"
+            line += f"; bound / end {mean(bounded):.2f} on average (1 = at the bound)"
         out.append(line + ".")
+    known = [r for r in rows if not math.isnan(r.lower_bound_ns)]
+    if known:
+        above = sum(r.lower_bound_ns > r.end_ns for r in known)
+        out.append(f"- The bound is at most the end time in {len(known) - above} of "
+                   f"{len(known)} runs" + (f" (ABOVE it in {above}: a bug)." if above else "."))
     return "\n".join(out)
 
 
