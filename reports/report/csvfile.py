@@ -5,7 +5,7 @@ except for the columns that describe the run rather than the result
 (:data:`RUN_COLUMNS`: runtimes, host, timestamps, package versions). Check two
 files with :func:`csv_differences`, or from the shell::
 
-    python -m reports.report.csvfile reports/at-scale/results.csv new/results.csv
+    python -m reports.report reports/at-scale/results.csv new/results.csv
 """
 
 from __future__ import annotations
@@ -88,10 +88,10 @@ def csv_differences(a: str | Path, b: str | Path,
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m reports.report.csvfile A.csv B.csv``: exit 0 if they agree, else 1."""
+    """``python -m reports.report A.csv B.csv``: exit 0 if they agree, else 1."""
     args = list(sys.argv[1:] if argv is None else argv)
     if len(args) != 2:
-        sys.stderr.write("usage: python -m reports.report.csvfile A.csv B.csv\n")
+        sys.stderr.write("usage: python -m reports.report A.csv B.csv\n")
         return 2
     diffs = csv_differences(*args)
     for line in diffs[:50]:
@@ -100,10 +100,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"... {len(diffs) - 50} more")
     print(f"{len(diffs)} differences (ignoring {', '.join(RUN_COLUMNS)})")
     return 1 if diffs else 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
 
 
 __all__ = ["CSV_COLUMNS", "RUN_COLUMNS", "csv_differences", "write_csv"]

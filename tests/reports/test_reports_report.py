@@ -153,6 +153,9 @@ def test_rerunning_a_report_command_reproduces_results_csv(tmp_path: Path) -> No
         build_report(db, folder / "rep")
         csvs.append(folder / "rep" / "results.csv")
     assert csv_differences(*csvs) == []
+    from reports.report.csvfile import main as check_main
+
+    assert check_main([str(c) for c in csvs]) == 0
     with open(csvs[1], newline="") as f:
         table = list(csv.DictReader(f))
     assert {"runtime_s", "host", "finished_at"} <= set(RUN_COLUMNS)
@@ -164,6 +167,7 @@ def test_rerunning_a_report_command_reproduces_results_csv(tmp_path: Path) -> No
         w.writerows(table)
     diffs = csv_differences(*csvs)
     assert len(diffs) == 1 and "makespan_ns" in diffs[0] and table[3]["task_key"] in diffs[0]
+    assert check_main([str(c) for c in csvs]) == 1
 
 
 def test_a_new_policy_flows_into_the_report_tables(tmp_path: Path) -> None:
