@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from themis.stages import StageTable
 from themis.timing.base import StageCost, Timing
 from themis.training.queues import make_queue
+from themis.training.ties import last_message_ns
 from topologies.network import Network
 
 Plan = tuple[tuple[str, int], ...]
@@ -56,6 +57,8 @@ class Engine:
         self.coll_end: list[float] = []
         self._cost: dict[tuple[str, str, int, float], tuple[float, StageCost]] = {}
         self._blocks: dict[tuple, tuple] = {}
+        self._last: dict[tuple[str, str, int, float], float] = {}
+        self.last_msg: list[float] = []  # per stage: its final message's duration
 
     # -- events ------------------------------------------------------------------
     def at(self, t: float, fn: Callable[[], None], tie: int = 1 << 30) -> None:
@@ -88,9 +91,12 @@ class Engine:
             part = m // p if self.astra else m / p
             c = tm.stage("AG", dim, part)
             c = StageCost(c.duration_ns, c.fixed_ns, c.sent_bytes, m)
+            last = last_message_ns(tm, "AG", dim, part)
         else:
             c = tm.stage(phase, dim, m)
+            last = last_message_ns(tm, phase, dim, m)
         hit = self._cost[key] = (m, c)
+        self._last[(kind, phase, dim, m)] = last
         return hit
 
     def issue(self, kind: str, sizes: Sequence[int], plans: Sequence[Plan], priority: int,
@@ -104,16 +110,20 @@ class Engine:
         blocks = self._blocks
         for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
             bkey = (kind, plan, size)
-            block = blocks.get(bkey)
-            if block is None:
+            hit = blocks.get(bkey)
+            if hit is None:
                 costs = []
+                lasts = []
                 m: float = size
                 for phase, d in plan:
                     mc = self.stage_cost(kind, phase, d, m)
                     costs.append(mc)
+                    lasts.append(self._last[(kind, phase, d, m)])
                     m = mc[1].output_bytes
-                block = blocks[bkey] = StageTable.block(plan, costs)
+                hit = blocks[bkey] = (StageTable.block(plan, costs), lasts)
+            block, lasts = hit
             first = table.add_block(cid, k, block)
+            self.last_msg.extend(lasts)
             n = len(plan)
             self.prio.extend([priority] * n)
             self.start.extend([-1.0] * n)
@@ -141,7 +151,8 @@ class Engine:
             self.seq += 1
             self.start_seq += 1
             tie = d if self.tie_by_dim else self.start_seq
-            heapq.heappush(self.heap, (t + dur, t + dur, tie, self.seq, sid))
+            end = t + dur
+            heapq.heappush(self.heap, (end, end - self.last_msg[sid], tie, self.seq, sid))
 
     def _stage_end(self, sid: int, t: float) -> None:
         table = self.table
