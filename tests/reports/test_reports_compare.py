@@ -189,3 +189,27 @@ def test_simulate_and_compare_draw_gantt_charts(tmp_path, capsys: pytest.Capture
     capsys.readouterr()
     for p in (sim, both):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_compare_is_a_one_instance_sweep(tmp_path) -> None:
+    """compare and a sweep + report of the same instance give the same rows and scores."""
+    import io
+
+    from reports import db
+    from reports.report import group
+    from reports.sweep import run_sweep
+
+    inst = Instance(resolve_network("small-3d"), 1 << 20, 4)
+    comp = compare(inst, ["themis", "baseline", "2,1,0"], ["fifo", "scf"], [])
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[grid]]\nnetworks = ["small-3d"]\nsizes = ["1MiB"]\nchunks = [4]\n'
+                    'policies = ["themis", "baseline", "2,1,0"]\nintra = ["fifo", "scf"]\n')
+    run_sweep(str(spec), str(tmp_path / "r.sqlite"), workers=1, stream=io.StringIO())
+    conn = db.connect(tmp_path / "r.sqlite", create=False)
+    (swept,) = group(db.read_rows(conn))
+    conn.close()
+    assert sorted(r.method for r in swept.rows) == sorted(["bound"] + [r.method for r in comp.rows])
+    for r in comp.rows:
+        s = swept.by_method[r.method]
+        assert (s.makespan_ns, s.gap, s.gap_bound) == (r.makespan_ns, r.gap, r.gap_bound)
+    assert swept.lower_bound_ns == comp.lower_bound_ns and swept.best_ns == comp.best_ns
