@@ -141,6 +141,8 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
         if solvers and opts["time_limit_s"] is None:
             raise fail("solvers need a time limit (seconds per solver task)", "time_limit_s",
                        None)
+        if solvers:
+            _check_solver_options(opts, g, file)
         methods = method_grid(policies, intras, solvers, opts["ag_order"],
                               opts["time_limit_s"], opts["threads"], opts["solver_params"])
         resolved = []
@@ -300,6 +302,24 @@ def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
             key = err.field if err.field in value else f"{err.field}"
             raise InputError(err.reason, f"{where}.{key}", err.value, file) from None
     return dict(value)
+
+
+def _check_solver_options(opts: dict[str, Any], g: str, file: str) -> None:
+    """The grid's time limit, threads and solver_params together (e.g. a deterministic time
+    needs one worker)."""
+    import solvers
+
+    make = getattr(solvers, "SolverParams", None)
+    if make is None:
+        return
+    values = {**(opts["solver_params"] or {}), "time_limit_s": opts["time_limit_s"]}
+    if opts["threads"] is not None:
+        values["threads"] = opts["threads"]
+    try:
+        make().with_overrides(values)
+    except InputError as err:
+        key = err.field if err.field in OWN_KEYS else f"solver_params.{err.field}"
+        raise InputError(f"{err.reason} (in {g})", key, err.value, file) from None
 
 
 def _resolve_network(name: str, folder: Path, key: str, file: str) -> Any:

@@ -289,3 +289,30 @@ def test_sweep_on_a_local_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFix
     assert "dask: 2 workers" in captured.err and "6/6 tasks done" in captured.out
     got = rows(db)
     assert len(got) == 6 and {s for _, s in got} == {"simulated", "bound"}
+
+
+def test_spec_solver_params_are_checked_and_stored(tmp_path: Path) -> None:
+    import solvers
+
+    if not hasattr(solvers, "SolverParams"):
+        pytest.skip("solvers.SolverParams not available yet")
+    base = TINY.replace("threads = 1\n", "threads = 1\n[solver_params]\n")
+    spec = load_spec(write(tmp_path / "ok.toml", base.replace(
+        "[solver_params]\n", "[solver_params]\ndeterministic_time_s = 2.5\n")))
+    solver_tasks = [t for t in spec.tasks if t.kind == "solver"]
+    assert solver_tasks and all(t.method.solver_params == '{"deterministic_time_s":2.5}'
+                                for t in solver_tasks)
+    for body, key in [("bogus = 1", "solver_params.bogus"),
+                      ("deterministic_time_s = -1", "solver_params.deterministic_time_s"),
+                      ("threads = 2", "solver_params.threads")]:
+        bad = write(tmp_path / "bad.toml", base.replace("[solver_params]\n",
+                                                        f"[solver_params]\n{body}\n"))
+        with pytest.raises(InputError) as err:
+            load_spec(bad)
+        assert err.value.field == key and err.value.file == str(bad)
+    # a deterministic time needs one worker: refused with the spec's own key
+    bad = write(tmp_path / "bad.toml", base.replace("threads = 1", "threads = 2").replace(
+        "[solver_params]\n", "[solver_params]\ndeterministic_time_s = 2\n"))
+    with pytest.raises(InputError) as err:
+        load_spec(bad)
+    assert err.value.field == "threads"
