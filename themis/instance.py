@@ -51,12 +51,20 @@ class Instance:
 
     def to_dict(self) -> dict:
         """JSON-ready description (also the basis of :meth:`key`)."""
+        net = self.network
+        dims = []
+        for i, d in enumerate(net.dims):
+            row: dict = {"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
+                         "latency_ns": d.latency_ns}
+            # NIC / router latencies count in alpha-beta; listed only when nonzero, so
+            # the keys of networks without them are what they always were.
+            if net.nic_latency(i):
+                row["nic_latency_ns"] = net.nic_latency(i)
+            if d.kind == "Switch" and net.router_latency(i):
+                row["router_latency_ns"] = net.router_latency(i)
+            dims.append(row)
         return {
-            "dims": [
-                {"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
-                 "latency_ns": d.latency_ns}
-                for d in self.network.dims
-            ],
+            "dims": dims,
             "size_bytes": self.size_bytes,
             "chunks": self.chunks,
             "endpoint_delay_ns": self.endpoint_delay_ns,

@@ -132,6 +132,10 @@ class Schedule:
                 "dims": [
                     {"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
                      "latency_ns": d.latency_ns, "links": d.links}
+                    | ({"nic_latency_ns": d.nic_latency_ns} if d.nic_latency_ns is not None
+                       else {})
+                    | ({"router_latency_ns": d.router_latency_ns}
+                       if d.router_latency_ns is not None else {})
                     for d in self.network.dims
                 ],
                 "nic_latency_ns": self.network.nic_latency_ns,
@@ -170,7 +174,8 @@ class Schedule:
             net = data["network"]
             network = Network(
                 tuple(Dimension(d["topology"], d["npus"], d["bandwidth_GBps"], d["latency_ns"],
-                                d.get("links")) for d in net["dims"]),
+                                d.get("links"), d.get("nic_latency_ns"),
+                                d.get("router_latency_ns")) for d in net["dims"]),
                 net.get("nic_latency_ns", 0.0), net.get("router_latency_ns", 0.0),
                 net.get("name", ""),
             )

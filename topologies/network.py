@@ -61,6 +61,15 @@ def _number(value: object, field_name: str) -> float:
     return float(value)
 
 
+def _latency(value: object, field_name: str) -> float:
+    lat = _number(value, field_name)
+    if lat < 0:
+        raise InputError("latency must not be negative", field_name, value)
+    if lat > MAX_LATENCY_NS:
+        raise InputError(LATENCY_RANGE, field_name, value)
+    return lat
+
+
 @dataclass(frozen=True)
 class Dimension:
     """One network dimension: ``npus`` NPUs per group connected as ``kind``.
@@ -70,6 +79,9 @@ class Dimension:
     latency. ``links`` is the ASTRA-sim 1.0 links-count (needed by the
     ``astra-sim-1.0`` timing); when ``None`` the 2.x convention applies: Ring =
     2 links, Switch = 1 link, FullyConnected = npus - 1 links.
+    ``nic_latency_ns`` / ``router_latency_ns`` are this dimension's ASTRA-sim 1.0
+    ``nic-latency`` / ``router-latency`` entries; ``None`` means the network's
+    value (:meth:`Network.nic_latency`).
     """
 
     kind: str
@@ -77,6 +89,8 @@ class Dimension:
     bandwidth_GBps: float
     latency_ns: float = 0.0
     links: int | None = None
+    nic_latency_ns: float | None = None
+    router_latency_ns: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", canonical_kind(self.kind))
@@ -99,6 +113,9 @@ class Dimension:
         if self.links is not None:
             if isinstance(self.links, bool) or not isinstance(self.links, int) or self.links < 1:
                 raise InputError("links count must be a positive integer", "links", self.links)
+        for name in ("nic_latency_ns", "router_latency_ns"):
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, _latency(getattr(self, name), name))
 
     @property
     def links_count(self) -> int:
@@ -140,7 +157,10 @@ class Network:
     """An ordered list of dimensions (dimension 0 innermost).
 
     ``nic_latency_ns`` and ``router_latency_ns`` are the optional ASTRA-sim 1.0
-    keys, used only by the ``astra-sim-1.0`` timing.
+    keys as one value for every dimension; a dimension's own value (set when a
+    file gives different values per dimension) takes precedence. Read them
+    with :meth:`nic_latency` and :meth:`router_latency` (model.md §4 says how
+    each timing model counts them).
     """
 
     dims: tuple[Dimension, ...]
@@ -192,6 +212,22 @@ class Network:
                 err.args = (err.message,)
                 raise
         return cls(tuple(dims), name=name)
+
+    def nic_latency(self, dim: int) -> float:
+        """The NIC latency (ns) of dimension ``dim``: its own, else the network's."""
+        own = self.dims[dim].nic_latency_ns
+        return self.nic_latency_ns if own is None else own
+
+    def router_latency(self, dim: int) -> float:
+        """The router latency (ns) of dimension ``dim``: its own, else the network's."""
+        own = self.dims[dim].router_latency_ns
+        return self.router_latency_ns if own is None else own
+
+    @property
+    def latencies_per_dim(self) -> bool:
+        """Whether some dimension has its own NIC or router latency."""
+        return any(d.nic_latency_ns is not None or d.router_latency_ns is not None
+                   for d in self.dims)
 
     @property
     def npus(self) -> int:

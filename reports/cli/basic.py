@@ -100,14 +100,17 @@ def cmd_network(args: argparse.Namespace) -> int:
 
     net = load_network(args.network)
     dims = [{"topology": d.kind, "npus": d.npus, "bandwidth_GBps": d.bandwidth_GBps,
-             "latency_ns": d.latency_ns} for d in net.dims]
+             "latency_ns": d.latency_ns, "links": d.links_count,
+             "nic_latency_ns": net.nic_latency(i), "router_latency_ns": net.router_latency(i)}
+            for i, d in enumerate(net.dims)]
     if args.json:
         print_json({"dims": dims, "npus": net.npus})
         return 0
-    rows = [[i, d.kind, d.npus, d.bandwidth_GBps, d.latency_ns, d.links_count]
+    rows = [[i, d.kind, d.npus, d.bandwidth_GBps, d.latency_ns, d.links_count,
+             net.nic_latency(i), net.router_latency(i)]
             for i, d in enumerate(net.dims)]
-    print(format_table(["dim", "topology", "NPUs", "bandwidth GB/s", "latency ns", "links"],
-                       rows))
+    print(format_table(["dim", "topology", "NPUs", "bandwidth GB/s", "latency ns", "links",
+                        "NIC ns", "router ns"], rows))
     print(f"total NPUs: {net.npus}")
     return 0
 

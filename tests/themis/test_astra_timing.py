@@ -7,6 +7,7 @@ asserted to the nanosecond.
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -120,6 +121,55 @@ def test_direct_on_a_ring_takes_the_farthest_partner_and_odd_links_lose_one() ->
     tsw = make_timing("astra-sim-1.0", sw, ["direct"], 10)
     ser = (D * 10**9) // (50 * 2**30)
     assert tsw.stage("AG", 0, D).duration_ns == 2 * 10 + (7 * 2 + ser + 2 * 5 + 100)
+
+
+def test_per_dimension_nic_and_router_latency(tmp_path) -> None:
+    # A 1.0 file with "nic-latency": [3, 0, 0] and "router-latency": [50, 20, 40]:
+    # HierarchicalTopology::send charges a message 2 * nic + router (Switch only) of
+    # the dimension it crosses. Ring 4 (2 links of 25), Switch 8 (1 link of 50),
+    # Switch 2 (1 link of 10), link latency 7, 5 and 1 ns, endpoint delay 10, ring.
+    from topologies.astra import network_to_json, read_network
+
+    path = tmp_path / "net.json"
+    path.write_text(json.dumps({
+        "topologies-per-dim": ["Ring", "Switch", "Switch"], "units-count": [4, 8, 2],
+        "links-count": [2, 1, 1], "link-bandwidth": [25, 50, 10],
+        "link-latency": [7, 5, 1], "nic-latency": [3, 0, 0],
+        "router-latency": [50, 20, 40]}))
+    net = read_network(str(path))
+    assert [net.nic_latency(i) for i in range(3)] == [3.0, 0.0, 0.0]
+    assert [net.router_latency(i) for i in range(3)] == [50.0, 20.0, 40.0]
+    tm = make_timing("astra-sim-1.0", net, ["ring"] * 3, 10)
+    D = 1 << 20
+    # dimension 0: RS on a ring of 4, messages of D/4 at 2 * 25 GB/s, 1 hop:
+    # N = 7 + floor(D/4 / BW) + 2 * 3; a Ring's router entry (50) does not count.
+    ser0 = ((D // 4) * 10**9) // (2 * 25 * 2**30)
+    assert tm.stage("RS", 0, D).duration_ns == 4 * 10 + 3 * (7 + ser0 + 6)
+    # dimension 1: AG on a Switch of 8, messages of D at 50 GB/s, 2 hops, router 20.
+    ser1 = (D * 10**9) // (50 * 2**30)
+    assert tm.stage("AG", 1, D).duration_ns == 8 * 10 + 7 * (2 * 5 + ser1 + 20)
+    # dimension 2: RS on a Switch of 2, one message of D/2 at 10 GB/s, router 40.
+    ser2 = ((D // 2) * 10**9) // (10 * 2**30)
+    assert tm.stage("RS", 2, D).duration_ns == 2 * 10 + (2 * 1 + ser2 + 40) + 3 * (
+        (D // 2) // 500000)
+    # alpha-beta counts them the same way per message step (model.md §4):
+    # RS on dimension 0 is 3 steps of (1 hop * 7 + 2 * 3 + 10) plus 3/4 D / B.
+    ab = make_timing("alpha-beta", net, ["ring"] * 3, 10)
+    bw0 = 50 * 2**30 / 1e9
+    assert ab.stage("RS", 0, D).duration_ns == pytest.approx(3 * (7 + 6 + 10) + 0.75 * D / bw0)
+    assert ab.stage("AG", 1, D).fixed_ns == pytest.approx(7 * (2 * 5 + 20 + 10))
+    # The network JSON round-trips the per-dimension lists.
+    again = json.loads(network_to_json(net))
+    assert again["nic-latency"] == [3, 0, 0] and again["router-latency"] == [50, 20, 40]
+
+
+def test_nic_latency_truncates_after_each_addition() -> None:
+    # send() accumulates an int: floor(floor(L*h + ser + 2 nic) + router).
+    net = Network((Dimension("Switch", 2, 50.0, 0.0, links=1, nic_latency_ns=0.3,
+                             router_latency_ns=0.5),))
+    tm = make_timing("astra-sim-1.0", net, ["direct"], 0)
+    # An AG of 1 byte: ser = 0, so the message costs floor(floor(0.6) + 0.5) = 0, not 1.
+    assert tm.stage("AG", 0, 1).duration_ns == 0
 
 
 def test_fully_connected_scalar() -> None:

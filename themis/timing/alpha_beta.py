@@ -14,10 +14,14 @@ from topologies.network import Network
 @register_timing("alpha-beta")
 @dataclass(frozen=True)
 class AlphaBetaTiming:
-    """``T = steps * (hops * a + e) + (P - 1)/P * M / B`` (model.md §4).
+    """``T = steps * (hops * a + 2 * nic + router + e) + (P - 1)/P * M / B`` (model.md §4).
 
-    Sizes divide exactly (floats). An ``AR`` stage costs an RS plus an AG on
-    the same dimension. Stages running together share the bandwidth.
+    ``nic`` and ``router`` are the dimension's ASTRA-sim 1.0 NIC and router
+    latencies (0 unless a 1.0 network file gives them): every message leaves
+    one NIC and enters one, and on a Switch crosses its router (the router
+    latency of other kinds does not count). Sizes divide exactly (floats). An
+    ``AR`` stage costs an RS plus an AG on the same dimension. Stages running
+    together share the bandwidth.
     """
 
     network: Network
@@ -33,6 +37,10 @@ class AlphaBetaTiming:
         p = d.npus
         steps = algorithm_steps(self.algorithms[dim], p)
         per_step = d.hops * d.latency_ns + self.endpoint_delay_ns
+        nic = self.network.nic_latency(dim)
+        router = self.network.router_latency(dim) if d.kind == "Switch" else 0.0
+        if nic or router:
+            per_step += 2 * nic + router
         if phase == "RS":
             out = input_bytes / p
             big = input_bytes

@@ -6,7 +6,8 @@ Reproduces what the ASTRA-sim 1.0 analytical, congestion-unaware backend (tag
 
 * one message of m bytes to a partner at ring distance s costs
   ``N(m, s) = L * hops(s) + floor(m / BW) + 2 * nic (+ router on a Switch)``
-  whole ns, ``BW = scalar * link-bandwidth`` (scalar from the links-count);
+  whole ns, ``BW = scalar * link-bandwidth`` (scalar from the links-count),
+  nic and router the entries of the message's own dimension;
 * a reduce step costs ``R(m) = 3 * floor(m / 500000)``;
 * ring, halvingDoubling and direct stage formulas for RS, AG and AR phases,
   sizes divided with floor.
@@ -90,7 +91,8 @@ class _Dim:
     bw_num: int  # floor(m / BW) = m * bw_num // bw_den
     bw_den: int
     latency: float
-    extra: float  # 2 * nic (+ router)
+    nic: float  # 2 * nic-latency of this dimension
+    router: float  # its router-latency on a Switch, else 0
 
 
 @register_timing(NAME)
@@ -136,9 +138,11 @@ class AstraSim10Timing:
                     f"(links-count {d.links_count} with {n} NPUs gives scalar 0)",
                     f"links-count[{i}]", d.links_count)
             lb = link_bandwidth_exact(d)
-            extra = 2 * net.nic_latency_ns + (net.router_latency_ns if d.kind == "Switch" else 0)
+            # HierarchicalTopology::send charges the message's own dimension's entries.
+            nic = 2 * net.nic_latency(i)
+            router = net.router_latency(i) if d.kind == "Switch" else 0.0
             dims.append(_Dim(d.kind, n, k, algo, _NS_PER_S * lb.denominator,
-                             scalar * lb.numerator * _GB, d.latency_ns, extra))
+                             scalar * lb.numerator * _GB, d.latency_ns, nic, router))
         object.__setattr__(self, "_dims", tuple(dims))
 
     # -- building blocks ---------------------------------------------------------
@@ -153,9 +157,12 @@ class AstraSim10Timing:
     def _message(self, dm: _Dim, m: int, s: int) -> tuple[int, int]:
         """N(m, s) and its serialization part floor(m / BW)."""
         ser = m * dm.bw_num // dm.bw_den
+        # An int accumulates each term, so every addition truncates (send()).
         t = math.floor(dm.latency * self._hops(dm, s))
         t = t + ser
-        t = math.floor(t + dm.extra)
+        t = math.floor(t + dm.nic)
+        if dm.router:
+            t = math.floor(t + dm.router)
         return t, ser
 
     def _direct(self, dm: _Dim, m: int) -> tuple[int, int]:

@@ -13,6 +13,7 @@ except that every dimension comes back with ``links`` set explicitly (to
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import json
 import math
@@ -93,20 +94,20 @@ def exact_product(value: float | int | str, factor: int) -> float:
         return float(decimal.Decimal(raw) * factor)
 
 
-def _shared_latency(
+def _latencies(
     data: dict[str, Any], key: str, relevant: Sequence[bool], file: str
-) -> float:
-    """A per-network latency from a 1.0 key given as a number or a per-dim list.
+) -> tuple[float, list[float] | None]:
+    """A 1.0 latency key given as a number or a per-dimension list.
 
-    The model keeps one value per network, so the entries of the dimensions
-    where it matters (``relevant``) must agree; entries of other dimensions
-    are checked but otherwise ignored.
+    Returns (the network's value, None) when the entries of the dimensions
+    where it matters (``relevant``) agree, else (0, the per-dimension values):
+    ASTRA-sim 1.0 charges each message its own dimension's entry.
     """
     if key not in data:
-        return 0.0
+        return 0.0, None
     value = data[key]
     if not isinstance(value, list):
-        return non_negative(value, key, file)
+        return non_negative(value, key, file), None
     if len(value) != len(relevant):
         raise InputError(
             f"has {len(value)} entries but topologies-per-dim has {len(relevant)} "
@@ -118,16 +119,10 @@ def _shared_latency(
     values = [non_negative(v, f"{key}[{i}]", file) for i, v in enumerate(value)]
     used = {v for v, r in zip(values, relevant, strict=True) if r}
     if not used:
-        return values[0] if len(set(values)) == 1 else 0.0
+        return (values[0] if len(set(values)) == 1 else 0.0), None
     if len(used) > 1:
-        raise InputError(
-            "different values per dimension are not supported "
-            "(the model keeps one value for the whole network)",
-            key,
-            value,
-            file,
-        )
-    return used.pop()
+        return 0.0, values
+    return used.pop(), None
 
 
 def parse_network_json(text: str, file: str = "") -> Network:
@@ -136,9 +131,9 @@ def parse_network_json(text: str, file: str = "") -> Network:
     Required keys: ``topologies-per-dim``, ``units-count``, ``links-count``,
     ``link-bandwidth`` (GB/s per link), ``link-latency`` (ns); optional
     ``dimensions-count`` (must agree with the lists), ``nic-latency`` and
-    ``router-latency`` (a number or a per-dimension list; the model keeps one
-    value, so the entries that matter must agree: NIC on dimensions with
-    P > 1, router on such Switch dimensions). Each dimension's bandwidth is
+    ``router-latency`` (a number or a per-dimension list; when the entries that
+    matter differ (NIC on dimensions with P > 1, router on such Switch
+    dimensions) each dimension keeps its own). Each dimension's bandwidth is
     ``links-count * link-bandwidth``, the link bandwidth taken as the decimal
     written and the product rounded once (6 x 0.1 is 0.6), and it keeps
     ``links``. A Ring needs at
@@ -208,14 +203,18 @@ def parse_network_json(text: str, file: str = "") -> Network:
             raise InputError(f"{BANDWIDTH_RANGE} (links-count * link-bandwidth = {total:g})",
                              f"link-bandwidth[{i}]", link_bw[i], file)
         parsed.append((kind, p, total, lat, n_links))
-    nic = _shared_latency(data, "nic-latency", [p > 1 for _, p, *_ in parsed], file)
-    router = _shared_latency(
+    nic, nics = _latencies(data, "nic-latency", [p > 1 for _, p, *_ in parsed], file)
+    router, routers = _latencies(
         data, "router-latency", [k == "Switch" and p > 1 for k, p, *_ in parsed], file
     )
     dims = [
         make_dimension(i, file, kind, p, bw, lat, links=n_links)
         for i, (kind, p, bw, lat, n_links) in enumerate(parsed)
     ]
+    if nics or routers:  # different values per dimension: each dimension keeps its own
+        dims = [dataclasses.replace(d, nic_latency_ns=nics[i] if nics else None,
+                                    router_latency_ns=routers[i] if routers else None)
+                for i, d in enumerate(dims)]
     return make_network(dims, file, "units-count", units, nic, router)
 
 
@@ -260,10 +259,12 @@ def network_to_json(network: Network) -> str:
         "links-count": links,
         "link-latency": [plain(d.latency_ns) for d in dims],
     }
-    if network.nic_latency_ns:
-        data["nic-latency"] = [plain(network.nic_latency_ns)] * len(dims)
-    if network.router_latency_ns:
-        data["router-latency"] = [plain(network.router_latency_ns)] * len(dims)
+    nics = [network.nic_latency(i) for i in range(len(dims))]
+    routers = [network.router_latency(i) for i in range(len(dims))]
+    if any(nics):
+        data["nic-latency"] = [plain(v) for v in nics]
+    if any(routers):
+        data["router-latency"] = [plain(v) for v in routers]
     lines = [f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()]
     link_bw = ", ".join(
         _link_bandwidth_text(d.bandwidth_GBps, n) for d, n in zip(dims, links, strict=True)

@@ -79,10 +79,13 @@ def network_to_yaml(network: Network) -> str:
     for i, d in enumerate(network.dims):
         if d.links is not None and d.links != Dimension(d.kind, d.npus, 1.0).links_count:
             dropped.append(f"links-count[{i}] = {d.links}")
-    if network.nic_latency_ns:
-        dropped.append(f"nic-latency = {network.nic_latency_ns:g}")
-    if network.router_latency_ns:
-        dropped.append(f"router-latency = {network.router_latency_ns:g}")
+    for key, of in (("nic-latency", network.nic_latency), ("router-latency",
+                                                         network.router_latency)):
+        values = [of(i) for i in range(len(network.dims))]
+        if any(values):
+            shown = (f"{values[0]:g}" if len(set(values)) == 1
+                     else "[" + ", ".join(f"{v:g}" for v in values) + "]")
+            dropped.append(f"{key} = {shown}")
     if dropped:
         warnings.warn(
             f"{network.name or 'network'}: ASTRA-sim 2.x YAML cannot hold "
