@@ -62,9 +62,8 @@ class _Clock:
 
 
 def _order_search(schedule: Schedule, clock: _Clock) -> Schedule:
-    """Swap adjacent stages of one dimension's order while that shortens the replay."""
-    from themis.simulator import replay
-
+    """Move one stage to another place in its dimension's order while that shortens the
+    replay (first improvement; passes repeat until none helps or the budget is spent)."""
     best = schedule
     improved = True
     while improved:
@@ -72,25 +71,33 @@ def _order_search(schedule: Schedule, clock: _Clock) -> Schedule:
         orders = best.dimension_orders()
         for d in sorted(orders):
             seq = list(orders[d])
-            for i in range(len(seq) - 1):
-                if seq[i][1] == seq[i + 1][1]:
-                    continue  # same chunk: its own stage order is fixed
+            for i, j in _moves(len(seq)):
+                if seq[i][:2] == seq[j][:2]:
+                    continue  # a chunk's own stages keep their order
                 if not clock.spend():
                     return best
+                moved = seq[:i] + seq[i + 1:]
+                moved.insert(j, seq[i])
                 trial = dict(orders)
-                swapped = seq[:i] + [seq[i + 1], seq[i]] + seq[i + 2:]
-                trial[d] = swapped
+                trial[d] = moved
                 try:
-                    res = _replay_orders(best, trial, replay)
-                except RuntimeError:  # the swap contradicts a chunk's own order
+                    res = _replay_orders(best, trial)
+                except RuntimeError:  # the move contradicts a chunk's own order
                     continue
                 if res.makespan_ns < best.makespan_ns * (1 - 1e-12):
                     best, improved = res.schedule, True
-                    orders, seq = best.dimension_orders(), list(best.dimension_orders()[d])
+                    orders = best.dimension_orders()
+                    seq = list(orders[d])
     return best
 
 
-def _replay_orders(schedule: Schedule, orders: dict, replay_fn):
+def _moves(n: int) -> list[tuple[int, int]]:
+    """(from, to) insertion moves, nearest first (adjacent swaps are distance 1)."""
+    return sorted(((i, j) for i in range(n) for j in range(n) if i != j),
+                  key=lambda m: (abs(m[0] - m[1]), m[0], m[1]))
+
+
+def _replay_orders(schedule: Schedule, orders: dict):
     """Replay ``schedule``'s plans with the given per-dimension orders."""
     from themis.simulator import simulate
 
@@ -158,31 +165,36 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     end = None if time_limit_s is None else t0 + time_limit_s
     deadline = None if end is None else t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
     coll, net, tm = instance.collective, instance.network, instance.timing
+    lb = bounds(instance).lb_ns
     start = best_plan(coll, net, tm, intra_names())
-    intra = start.intra or "fifo"
     clock = _Clock(evaluations, deadline)
-
-    # 1. routes, under the winning discipline.
-    route_budget = int(evaluations * ROUTE_SHARE)
-    evaluate = evaluator(coll, net, tm, intra)
 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    found = local_search(start.routes, all_routes(net), evaluate, route_budget, seed=seed,
-                         start_ns=start.makespan_ns, stop=timed_out)
-    clock.used = found.evaluations
+    # 1. routes: a local search under each discipline from its best portfolio plan.
+    best_routes, intra, best_ns = start.routes, start.intra or "fifo", start.makespan_ns
+    at_bound = best_ns <= lb * (1 + PROOF_TOL)  # nothing to gain (the makespan is exact)
+    queues = [] if at_bound else list(intra_names())
+    share = int(evaluations * ROUTE_SHARE) // max(1, len(queues))
+    for q in queues:
+        first = start if q == start.intra else best_plan(coll, net, tm, (q,))
+        found = local_search(first.routes, all_routes(net), evaluator(coll, net, tm, q),
+                             share, seed=seed, start_ns=first.makespan_ns, stop=timed_out)
+        clock.used += found.evaluations
+        if found.makespan_ns < best_ns * (1 - 1e-12):
+            best_routes, intra, best_ns = found.routes, q, found.makespan_ns
     if timed_out():
         clock.stopped_by = "time_limit"
     sim = simulate(net, coll, intra=intra, timing=tm,
-                   plans=[[stage_plan(coll.kind, r) for r in found.routes]])
+                   plans=[[stage_plan(coll.kind, r) for r in best_routes]])
     best = sim.schedule
     # 2. dimension orders (the remaining evaluations).
-    best = _order_search(best, clock)
+    if not at_bound:
+        best = _order_search(best, clock)
     meta: dict = {"start": start.label, "start_ns": start.makespan_ns,
                   "search_ns": best.makespan_ns, "evaluations": clock.used,
                   "intra": intra}
-    lb = bounds(instance).lb_ns
     status = "feasible"
     solver_ns = None
     # 3. CP-SAT warm-started from the best schedule.

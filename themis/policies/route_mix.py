@@ -199,6 +199,11 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
             rows.append((-highspy.kHighsInf, 0.0, {v: 1.0, y: -float(loads.counts[k])}))
             rows.append((0.0, highspy.kHighsInf, {0: 1.0, y: -loads.chain[k][r] / unit}))
 
+    # HiGHS runs its MIP on one process-wide scheduler whose thread count is fixed by
+    # the first run in the process (e.g. a bound computed with the default threads),
+    # and the MIP's path depends on it: reset it so this model always runs on one
+    # thread, whatever ran before and on any machine.
+    highspy.Highs.resetGlobalScheduler(True)
     h = _highs()
     h.setOptionValue("threads", 1)
     h.setOptionValue("mip_max_nodes", int(max_nodes))
