@@ -1,4 +1,4 @@
-"""Lower bounds LB0-LB3 on the makespan (model.md §7), valid for every schedule.
+"""Lower bounds LB0-LB3 on the makespan (model.md §7), each valid for one AG variant.
 
 - LB0: the all-reduce's bytes over the sum of the bandwidths (``ideal_ns``).
 - LB1: the largest chunk alone on its best route (no waiting, no sharing).
@@ -14,66 +14,55 @@
 In the ``free`` AG variant the RS route and the AG order of a chunk are two
 independent choices, so the LP/MILP counts them separately (any pair of
 marginals can be realized), heads come from the RS routes and tails from the
-AG orders.
+AG orders. A bound of one variant is not a bound of the other: a reverse
+bound may exceed the free optimum (score each variant against its own).
 
 LB2 and LB3 are solved with HiGHS (highspy); their values are multiplied by
-``1 - SAFETY`` to absorb the solver's feasibility tolerances, and LB3 uses the
-MIP's dual bound, never its incumbent, so a time-limited LB3 is still valid.
+``1 - SAFETY`` to absorb the solver's feasibility tolerances. LB3 is the MIP's
+dual bound, never its incumbent, after at most ``LB3_NODE_LIMIT``
+branch-and-bound nodes: a deterministic work limit, so LB3 is the same number
+on any machine and load. Only if the MIP also hits the safety wall-clock limit
+``LB3_SAFETY_S`` (or fails) does LB3 fall back, deterministically, to LB2.
+``Bounds.lb3_method`` records which: ``optimal``, ``node-limit`` or ``lp``.
 """
 
 from __future__ import annotations
 
 import copy
-import ctypes
+import enum
 import itertools
 import math
-import os
-import sys
 from dataclasses import asdict, dataclass, field
 
 from solvers.common import ProblemData, check_ag_order
+from solvers.highs_model import LinearModel, new_highs
 from themis.instance import Instance
 from themis.metrics import ideal_ns
+
+__all__ = ["Bounds", "Lb3Method", "RouteCounts", "bounds", "new_highs", "scaled_lb_ticks"]
 
 #: Relative safety margin on LP/MILP-based bounds (solver tolerances).
 SAFETY = 1e-9
 #: Absolute slack removed too (objective units: 1e-9 of the longest stage).
 #: HiGHS agrees with an exhaustive search to ~1e-16 on these models.
 ABS_SLACK = 1e-6
+#: Branch-and-bound nodes of the LB3 MIP (the deterministic work limit).
+LB3_NODE_LIMIT = 2000
+#: Wall-clock safety net of the LB3 MIP; hitting it makes LB3 fall back to LB2.
+LB3_SAFETY_S = 120.0
 
-_HIGHS_QUIET = False
 
+class Lb3Method(enum.StrEnum):
+    """How LB3 was obtained (all deterministic)."""
 
-def new_highs():
-    """A quiet ``highspy.Highs`` (the first one prints a banner on fd 1: hide it)."""
-    global _HIGHS_QUIET
-    import highspy
-
-    if not _HIGHS_QUIET:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        try:
-            h = highspy.Highs()
-            try:
-                ctypes.CDLL(None).fflush(None)
-            except (OSError, AttributeError):  # pragma: no cover - non-POSIX libc
-                pass
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-            os.close(null)
-        _HIGHS_QUIET = True
-    else:
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
+    OPTIMAL = "optimal"        # the MIP solved to optimality
+    NODE_LIMIT = "node-limit"  # the MIP's dual bound after LB3_NODE_LIMIT nodes
+    LP = "lp"                  # fallback: LB2 (the MIP hit the safety limit or failed)
 
 
 @dataclass(frozen=True)
 class RouteCounts:
-    """How many chunks of class k take RS route r / AG order q in the LB3 optimum."""
+    """How many chunks of class k take RS route r / AG order q in the LB3 solution."""
 
     rs: dict[tuple[int, int], int]
     ag: dict[tuple[int, int], int]
@@ -81,7 +70,7 @@ class RouteCounts:
 
 @dataclass(frozen=True)
 class Bounds:
-    """The four lower bounds (ns) and their maximum ``lb_ns``."""
+    """The four lower bounds (ns) of one AG variant and their maximum ``lb_ns``."""
 
     lb0_ns: float
     lb1_ns: float
@@ -89,6 +78,8 @@ class Bounds:
     lb3_ns: float
     lb_ns: float
     ag_order: str = "reverse"
+    lb3_method: str = Lb3Method.OPTIMAL
+    lb3_nodes: int = 0
     #: The LB3 MILP's route counts (a seed for heuristics; not part of the bound).
     route_counts: RouteCounts | None = field(default=None, repr=False, compare=False)
 
@@ -96,62 +87,8 @@ class Bounds:
         """JSON-ready dictionary (without the route counts)."""
         out = asdict(self)
         out.pop("route_counts", None)
+        out["lb3_method"] = str(self.lb3_method)
         return out
-
-
-class _Model:
-    """A tiny column/row accumulator passed to HiGHS in one go."""
-
-    def __init__(self) -> None:
-        self.cost: list[float] = []
-        self.lb: list[float] = []
-        self.ub: list[float] = []
-        self.integer: list[int] = []
-        self.rows: list[tuple[float, float, dict[int, float]]] = []
-
-    def var(self, lb: float = 0.0, ub: float = float("inf"), cost: float = 0.0,
-            integer: bool = False) -> int:
-        self.cost.append(cost)
-        self.lb.append(lb)
-        self.ub.append(ub)
-        if integer:
-            self.integer.append(len(self.cost) - 1)
-        return len(self.cost) - 1
-
-    def row(self, lo: float, hi: float, coefs: dict[int, float]) -> None:
-        self.rows.append((lo, hi, coefs))
-
-    def solve(self, time_limit_s: float = 10.0) -> tuple[float, list[float] | None]:
-        """Minimize; return the LP optimum or the MIP dual bound, and a solution."""
-        import highspy
-        import numpy as np
-
-        h = new_highs()
-        inf = highspy.kHighsInf
-        n = len(self.cost)
-        h.addVars(n, np.array(self.lb), np.array([min(u, inf) for u in self.ub]))
-        h.changeColsCost(n, np.arange(n, dtype=np.int32), np.array(self.cost))
-        for lo, hi, coefs in self.rows:
-            idx = np.array(list(coefs), dtype=np.int32)
-            val = np.array(list(coefs.values()), dtype=float)
-            h.addRow(max(lo, -inf), min(hi, inf), len(idx), idx, val)
-        if self.integer:
-            idx = np.array(self.integer, dtype=np.int32)
-            h.changeColsIntegrality(len(idx), idx,
-                                    np.array([highspy.HighsVarType.kInteger] * len(idx)))
-            h.setOptionValue("mip_rel_gap", 0.0)
-            h.setOptionValue("mip_abs_gap", 0.0)
-        h.setOptionValue("time_limit", float(time_limit_s))
-        h.run()
-        status = h.getModelStatus()
-        info = h.getInfo()
-        sol = list(h.getSolution().col_value) if info.primal_solution_status == 2 else None
-        if self.integer:
-            bound = info.mip_dual_bound
-            return (float(bound) if bound == bound and bound > -inf else 0.0), sol
-        if status != highspy.HighsModelStatus.kOptimal:
-            return 0.0, None
-        return float(info.objective_function_value), sol
 
 
 def _lb1(data: ProblemData) -> float:
@@ -167,10 +104,71 @@ def _lb1(data: ProblemData) -> float:
     return best
 
 
+def _loads(data: ProblemData, n_rs: dict, n_ag: dict, d: int, unit: float) -> dict[int, float]:
+    """Coefficients of the work routed through ``d`` (its stages' durations)."""
+    load: dict[int, float] = {}
+    for (k, r), v in n_rs.items():
+        load[v] = load.get(v, 0.0) + data.rs[k][r][d] / unit
+    for (k, q), v in n_ag.items():
+        load[v] = load.get(v, 0.0) + data.ag[k][q][d] / unit
+    return load
+
+
+def _unavoidable_head_tail(m: LinearModel, load: dict[int, float], heads: dict,
+                           tails: dict, n_rs: dict, n_ag: dict, unit: float) -> None:
+    """Add to ``load`` the head and tail of a dimension (see the module docstring)."""
+    for values, counts in ((heads, n_rs), (tails, n_ag)):
+        # Sorted candidate prefixes h_1 < h_2 < ...; the head is at least h_j unless a
+        # route with a shorter prefix is used: head >= sum_j (h_j - h_{j-1}) *
+        # max(0, 1 - sum_{i: h_i < h_j} n_i). The tail is the same over AG orders.
+        levels = sorted(set(values.values()))
+        for lo, hi in itertools.pairwise(levels):
+            a = m.var(0.0, 1.0)
+            row = {a: 1.0}
+            for key, v in values.items():
+                if v <= lo:
+                    row[counts[key]] = 1.0
+            m.row(1.0, float("inf"), row)
+            load[a] = load.get(a, 0.0) + (hi - lo) / unit
+        if levels and levels[0] > 0:
+            const = levels[0] / unit  # every route's head is at least levels[0]
+            c = m.var(const, const)
+            load[c] = 1.0
+
+
+def _chain_rows(m: LinearModel, data: ProblemData, t_var: int, n_rs: dict, n_ag: dict,
+                unit: float, floor: float) -> None:
+    """Every used route's chain fits: T >= chain * y, y = 1 if the route is used."""
+    ncls = len(data.classes)
+    nr, nq = len(data.perms), len(data.ag_perms)
+    min_rs = [min(data.rs_chain(k, r) for r in range(nr)) for k in range(ncls)]
+    min_ag = [min(data.ag_chain(k, q) for q in range(nq)) for k in range(ncls)]
+    chains = [(v, data.class_count[k], data.rs_chain(k, r)
+               + (min_ag[k] if data.free else data.ag_chain(k, r))) for (k, r), v in n_rs.items()]
+    if data.free:
+        chains += [(v, data.class_count[k], data.ag_chain(k, q) + min_rs[k])
+                   for (k, q), v in n_ag.items()]
+    for v, count, chain in chains:
+        if chain <= floor:  # only chains longer than a bound T already meets can bind
+            continue
+        y = m.var(0.0, 1.0, integer=True)
+        m.row(-float("inf"), 0.0, {v: 1.0, y: -float(count)})
+        m.row(0.0, float("inf"), {t_var: 1.0, y: -chain / unit})
+
+
+@dataclass(frozen=True)
+class _RouteBound:
+    value_ns: float
+    counts: RouteCounts | None
+    stop: str
+    nodes: int
+
+
 def _route_model(data: ProblemData, integer: bool, unit: float, floor: float = 0.0,
-                 time_limit_s: float = 1.0) -> tuple[float, RouteCounts | None]:
+                 node_limit: int | None = LB3_NODE_LIMIT,
+                 safety_s: float = LB3_SAFETY_S) -> _RouteBound:
     """LB2 (``integer=False``) or LB3 (``integer=True``) in ns, and the route counts."""
-    m = _Model()
+    m = LinearModel()
     t_var = m.var(cost=1.0)
     ncls = len(data.classes)
     nr, nq = len(data.perms), len(data.ag_perms)
@@ -185,77 +183,41 @@ def _route_model(data: ProblemData, integer: bool, unit: float, floor: float = 0
             m.row(data.class_count[k], data.class_count[k],
                   {n_ag[k, q]: 1.0 for q in range(nq)})
     for d in data.dims:
-        load: dict[int, float] = {t_var: 1.0}
-        for (k, r), v in n_rs.items():
-            load[v] = load.get(v, 0.0) - data.rs[k][r][d] / unit
-        for (k, q), v in n_ag.items():
-            load[v] = load.get(v, 0.0) - data.ag[k][q][d] / unit
+        load = _loads(data, n_rs, n_ag, d, unit)
         if integer:
-            # Head: sorted candidate prefixes h_1 < h_2 < ...; the head is at least
-            # h_j unless a route with a shorter prefix is used, i.e.
-            # head >= sum_j (h_j - h_{j-1}) * max(0, 1 - sum_{i: h_i < h_j} n_i).
-            # The tail is the same over AG orders and their suffixes.
             heads = {key: data.rs_prefix(key[0], key[1], d) for key in n_rs}
             tails = {key: data.ag_suffix(key[0], key[1], d) for key in n_ag}
-            for values, counts in ((heads, n_rs), (tails, n_ag)):
-                levels = sorted(set(values.values()))
-                for lo, hi in itertools.pairwise(levels):
-                    a = m.var(0.0, 1.0)
-                    row = {a: 1.0}
-                    for key, v in values.items():
-                        if v <= lo:
-                            row[counts[key]] = 1.0
-                    m.row(1.0, float("inf"), row)
-                    load[a] = load.get(a, 0.0) - (hi - lo) / unit
-                if levels and levels[0] > 0:
-                    load[t_var] = 1.0
-                    # Every route's head is at least levels[0]: a constant term.
-                    const = levels[0] / unit
-                    c = m.var(const, const)
-                    load[c] = -1.0
-        m.row(0.0, float("inf"), load)
+            _unavoidable_head_tail(m, load, heads, tails, n_rs, n_ag, unit)
+        row = {v: -c for v, c in load.items()}
+        row[t_var] = 1.0
+        m.row(0.0, float("inf"), row)
     if integer:
-        # Every used route's chain fits: T >= chain * y, y = 1 if the route is used.
-        min_rs = [min(data.rs_chain(k, r) for r in range(nr)) for k in range(ncls)]
-        min_ag = [min(data.ag_chain(k, q) for q in range(nq)) for k in range(ncls)]
-        # Only chains longer than ``floor`` (a bound T already meets) can bind.
-        for (k, r), v in n_rs.items():
-            chain = data.rs_chain(k, r) + (min_ag[k] if data.free else data.ag_chain(k, r))
-            if chain <= floor:
-                continue
-            y = m.var(0.0, 1.0, integer=True)
-            m.row(-float("inf"), 0.0, {v: 1.0, y: -float(data.class_count[k])})
-            m.row(0.0, float("inf"), {t_var: 1.0, y: -chain / unit})
-        if data.free:
-            for (k, q), v in n_ag.items():
-                if data.ag_chain(k, q) + min_rs[k] <= floor:
-                    continue
-                y = m.var(0.0, 1.0, integer=True)
-                m.row(-float("inf"), 0.0, {v: 1.0, y: -float(data.class_count[k])})
-                m.row(0.0, float("inf"),
-                      {t_var: 1.0, y: -(data.ag_chain(k, q) + min_rs[k]) / unit})
+        _chain_rows(m, data, t_var, n_rs, n_ag, unit, floor)
     # HiGHS's optimality tests have absolute tolerances around 1e-6 in objective
     # units: ``unit`` keeps objectives in the thousands (callers apply SAFETY).
-    value, sol = m.solve(time_limit_s)
+    solved = m.solve(node_limit if integer else None, safety_s)
     counts = None
-    if sol is not None and integer:
+    if solved.solution is not None and integer:
+        sol = solved.solution
         counts = RouteCounts(
             {key: int(round(sol[v])) for key, v in n_rs.items()},
             {key: int(round(sol[v])) for key, v in n_ag.items()},
         )
-    return max(0.0, value * unit), counts
+    return _RouteBound(max(0.0, solved.value * unit), counts, solved.stop, solved.nodes)
 
 
 def _safe(value: float, unit: float) -> float:
     return max(0.0, (value - ABS_SLACK * unit) * (1.0 - SAFETY))
 
 
-def bounds(instance: Instance, ag_order: str = "reverse", time_limit_s: float = 0.5,
-           data: ProblemData | None = None) -> Bounds:
-    """LB0-LB3 of ``instance`` for the ``ag_order`` variant (see module docstring).
+def bounds(instance: Instance, ag_order: str = "reverse", data: ProblemData | None = None,
+           node_limit: int = LB3_NODE_LIMIT, safety_s: float = LB3_SAFETY_S) -> Bounds:
+    """LB0-LB3 of ``instance`` for the ``ag_order`` variant (see the module docstring).
 
-    ``time_limit_s`` caps the LB3 MILP; when it stops early, LB3 is its dual
-    bound (still valid, possibly weaker). ``data`` reuses a prepared
+    Each bound is valid for that AG variant only. ``node_limit`` is the LB3
+    MIP's deterministic work limit (its dual bound is LB3 when it stops
+    there); ``safety_s`` a wall-clock safety net after which LB3 falls back to
+    LB2 (``lb3_method="lp"``). ``data`` reuses a prepared
     :class:`~solvers.common.ProblemData`.
     """
     check_ag_order(ag_order)
@@ -264,18 +226,25 @@ def bounds(instance: Instance, ag_order: str = "reverse", time_limit_s: float = 
     lb0 = ideal_ns(instance.network, [instance.collective])
     lb1 = _lb1(data)
     unit = (data.max_duration_ns or 1.0) / 1000.0
-    lb2 = _safe(_route_model(data, integer=False, unit=unit)[0], unit)
-    raw3, counts = _route_model(data, integer=True, unit=unit, floor=lb2,
-                                time_limit_s=time_limit_s)
-    lb3 = max(_safe(raw3, unit), lb2)
-    return Bounds(lb0, lb1, lb2, lb3, max(lb0, lb1, lb2, lb3), ag_order, counts)
+    lb2 = _safe(_route_model(data, integer=False, unit=unit).value_ns, unit)
+    mip = _route_model(data, integer=True, unit=unit, floor=lb2, node_limit=node_limit,
+                       safety_s=safety_s)
+    if mip.stop in ("wall", "failed"):
+        lb3, method = lb2, Lb3Method.LP
+    else:
+        lb3 = max(_safe(mip.value_ns, unit), lb2)
+        method = Lb3Method.OPTIMAL if mip.stop == "optimal" else Lb3Method.NODE_LIMIT
+    return Bounds(lb0, lb1, lb2, lb3, max(lb0, lb1, lb2, lb3), ag_order, method, mip.nodes,
+                  mip.counts)
 
 
-def scaled_lb_ticks(data: ProblemData, p_rs: list, p_ag: list, time_limit_s: float = 1.0) -> int:
+def scaled_lb_ticks(data: ProblemData, p_rs: list, p_ag: list,
+                    node_limit: int = LB3_NODE_LIMIT, safety_s: float = LB3_SAFETY_S) -> int:
     """LB1/LB3 of the integer-scaled model whose durations are ``p_rs``/``p_ag`` ticks.
 
     All its durations are whole ticks, so its LB3 optimum is an integer: the
-    HiGHS value is rounded up after removing a small tolerance.
+    HiGHS value is rounded up after removing a small tolerance. A MIP stopped
+    by the safety wall clock gives LB1 only (deterministic).
     """
     scaled = copy.copy(data)
     scaled.rs = [[{d: float(v) for d, v in row.items()} for row in k] for k in p_rs]
@@ -283,6 +252,8 @@ def scaled_lb_ticks(data: ProblemData, p_rs: list, p_ag: list, time_limit_s: flo
     scaled.__dict__.pop("max_duration_ns", None)
     unit = max(1.0, scaled.max_duration_ns / 1000.0)
     lb1 = _lb1(scaled)
-    lb3, _ = _route_model(scaled, integer=True, unit=unit, floor=lb1,
-                          time_limit_s=time_limit_s)
-    return max(int(round(lb1)), math.ceil(lb3 - 1e-3))
+    mip = _route_model(scaled, integer=True, unit=unit, floor=lb1, node_limit=node_limit,
+                       safety_s=safety_s)
+    if mip.stop in ("wall", "failed"):
+        return int(round(lb1))
+    return max(int(round(lb1)), math.ceil(mip.value_ns - 1e-3))

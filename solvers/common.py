@@ -15,14 +15,11 @@ import itertools
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from solvers.params import AG_ORDERS
 from themis.instance import Instance
 from themis.schedule import Schedule, stage_plan
-from themis.simulator import SimResult, simulate
 from themis.stages import chain
 from topologies.errors import InputError
-
-#: The AG variants of model.md §7.
-AG_ORDERS: tuple[str, ...] = ("reverse", "free")
 
 Perm = tuple[int, ...]
 
@@ -137,110 +134,6 @@ class ProblemData:
         return stage_plan("all-reduce", self.perms[r], ag)
 
 
-def reference(instance: Instance) -> tuple[SimResult, dict[str, float]]:
-    """The best of Themis + SCF, Themis + FIFO and baseline + FIFO, and all three.
-
-    Returns the best simulation and ``{"themis+scf": ns, ...}``.
-    """
-    runs = {}
-    for policy, intra in (("themis", "scf"), ("themis", "fifo"), ("baseline", "fifo")):
-        runs[f"{policy}+{intra}"] = instance.simulate(policy, intra)
-    best = min(runs.values(), key=lambda r: r.makespan_ns)
-    return best, {k: v.makespan_ns for k, v in runs.items()}
-
-
-def _interleave(groups: list[list[int]]) -> list[int]:
-    out: list[int] = []
-    groups = [list(g) for g in groups if g]
-    while groups:
-        for g in groups:
-            out.append(g.pop(0))
-        groups = [g for g in groups if g]
-    return out
-
-
-def seeded(data: ProblemData, rs_counts: dict[tuple[int, int], int],
-           ag_counts: dict[tuple[int, int], int]) -> dict[str, SimResult]:
-    """Simulations whose routes follow given per-class route counts (e.g. LB3's).
-
-    Chunks of each class get the routes grouped or interleaved, the queues
-    run FIFO or SCF: four candidate schedules.
-    """
-    out: dict[str, SimResult] = {}
-    for arrangement in ("grouped", "interleaved"):
-        route = [0] * data.nchunks
-        ag = [0] * data.nchunks
-        for k in range(len(data.classes)):
-            members = [c for c in range(data.nchunks) if data.class_of[c] == k]
-            for counts, target, n in ((rs_counts, route, len(data.perms)),
-                                      (ag_counts, ag, len(data.ag_perms))):
-                groups = [[i] * counts.get((k, i), 0) for i in range(n)]
-                seq = (_interleave(groups) if arrangement == "interleaved"
-                       else [i for g in groups for i in g])
-                if len(seq) != len(members):
-                    return out  # counts do not match the chunks: no seed
-                for c, i in zip(members, seq, strict=True):
-                    target[c] = i
-        if not data.free:
-            ag = list(route)
-        plans = [data.plan(r, q) for r, q in zip(route, ag, strict=True)]
-        for intra in ("fifo", "scf"):
-            out[f"lb3-routes-{arrangement}+{intra}"] = simulate(
-                data.instance.network, data.instance.collective, intra=intra,
-                timing=data.instance.timing, plans=[plans], ag_order=data.ag_order)
-    return out
-
-
-def retime(
-    instance: Instance,
-    plans: list[tuple[tuple[str, int], ...]],
-    dim_orders: dict[int, list[tuple[int, int, int]]],
-    ag_order: str,
-) -> Schedule:
-    """The semi-active schedule of given plans and per-dimension orders (exact times)."""
-    res = simulate(instance.network, instance.collective, timing=instance.timing,
-                   plans=[plans], dim_orders=dim_orders, ag_order=ag_order)
-    res.schedule.meta["policy"] = "solver"
-    return res.schedule
-
-
-def retime_ticks(
-    durations: list[list[int]],
-    dim_of: list[list[int]],
-    dim_orders: dict[int, list[tuple[int, int]]],
-) -> tuple[list[list[int]], int]:
-    """Semi-active integer start times for chunk chains and per-dimension orders.
-
-    ``durations[c][j]`` and ``dim_of[c][j]`` describe chunk ``c``'s ``j``-th
-    stage; ``dim_orders[d]`` lists ``(chunk, step)`` in the order dimension
-    ``d`` runs them. Returns the start times and the makespan.
-    """
-    starts = [[-1] * len(row) for row in durations]
-    chunk_ready = [0] * len(durations)
-    nxt = [0] * len(durations)
-    pos = {d: 0 for d in dim_orders}
-    dim_ready = {d: 0 for d in dim_orders}
-    remaining = sum(len(row) for row in durations)
-    while remaining:
-        progress = False
-        for d, order in dim_orders.items():
-            while pos[d] < len(order):
-                c, j = order[pos[d]]
-                if nxt[c] != j:
-                    break
-                t = max(chunk_ready[c], dim_ready[d])
-                starts[c][j] = t
-                chunk_ready[c] = dim_ready[d] = t + durations[c][j]
-                nxt[c] += 1
-                pos[d] += 1
-                remaining -= 1
-                progress = True
-        if not progress:
-            raise RuntimeError("dimension orders contradict the chunk chains (deadlock)")
-    makespan = max(chunk_ready, default=0)
-    return starts, makespan
-
-
 def chunk_relabeling(data: ProblemData, first_start: list[float]) -> list[int]:
     """A relabeling of identical chunks ordering them by ``first_start``.
 
@@ -287,12 +180,13 @@ def step_of(data: ProblemData, r: int, q: int, phase: str, d: int) -> int:
 
 
 def assignment_from_schedule(data: ProblemData, schedule: Schedule,
-                             symmetry_dim: int | None = None) -> Assignment:
+                             symmetry_dim: int | None = None) -> tuple[Assignment, list[int]]:
     """The routes and orders of a (reverse-AG or free-AG) schedule of ``data``'s instance.
 
     With ``symmetry_dim``, identical chunks are relabeled so that their RS
     stages on that dimension run in chunk order (the symmetry breaking the
-    models impose), which keeps the result a valid hint.
+    models impose), which keeps the result a valid hint. Returns the
+    assignment and the relabeling ``new_of_old``.
     """
     n = len(data.dims)
     route_of: dict[int, int] = {}
@@ -316,4 +210,4 @@ def assignment_from_schedule(data: ProblemData, schedule: Schedule,
         ag[new] = ag_of[old]
     orders = {d: [(new_of_old[c], j) for _, c, j in keys]
               for d, keys in schedule.dimension_orders().items()}
-    return Assignment(route, ag, orders)
+    return Assignment(route, ag, orders), new_of_old

@@ -1,199 +1,149 @@
 """One entry point for the exact solvers: :func:`solve`.
 
-Every backend returns routes and per-dimension stage orders; :func:`solve`
-re-times them exactly with the simulator (a semi-active schedule), runs the
-independent checker on the result, and reports an honest status:
-
-- ``optimal`` only when the backend proved optimality (or when our own lower
-  bound meets the makespan); for CP-SAT "optimal" holds up to the reported
-  ``scaling_error_ns``;
-- ``feasible`` with the best proven lower bound (ours or the solver's);
-- ``infeasible`` / ``unknown`` as the backend says (no schedule).
-
-A checker failure is a bug: the result says ``valid=False`` with the
-violations, and a warning is raised.
+``solve(instance, solver, params, bounds=..., hint=...)`` prepares the
+problem once (data, bounds, hint), runs the backend registered under
+``solver`` (:mod:`solvers.backend`) and grades its answer
+(:mod:`solvers.grading`): one re-timing by the simulator's replay, the
+independent checker, an honest status. Every backend failure is a Result:
+an exception, a crash or a limit without an answer gives the hint with
+status ``feasible`` (``unknown`` without one) and the reason.
 """
 
 from __future__ import annotations
 
 import time
-import warnings
+import traceback
+from collections.abc import Sequence
+from typing import Any
 
+from solvers.backend import BackendInfo, Problem, get_backend
+from solvers.bounds import LB3_SAFETY_S, Bounds
 from solvers.bounds import bounds as compute_bounds
-from solvers.common import (
-    ProblemData,
-    assignment_from_schedule,
-    check_ag_order,
-    reference,
-    retime,
-    seeded,
-)
-from solvers.cpsat import RawSolution
-from solvers.result import Result
-from themis.checker import check
+from solvers.common import ProblemData
+from solvers.grading import grade
+from solvers.hints import best_hint, candidate_schedules, seeded, simulated_hints, validate_hint
+from solvers.params import SolverParams
+from solvers.result import RawSolution, Result, Status
+from solvers.retime import Retimer
 from themis.instance import Instance
 from themis.schedule import Schedule
 from topologies.errors import InputError
 
-#: The solver names :func:`solve` accepts.
+#: The built-in solver names (``solvers.backend.backend_names()`` lists all registered).
 SOLVERS: tuple[str, ...] = ("cpsat", "cbc", "highs")
 
-#: Relative tolerance when comparing re-timed and solver makespans.
-REL_TOL = 1e-9
-#: A schedule within this relative distance of a proven lower bound is called optimal
-#: (bounds and re-timed makespans add the same durations in different orders).
-PROOF_TOL = 1e-8
+_WORK_LIMITS = ("deterministic_time_s", "node_limit")
 
 
-def _validate(instance: Instance, solver: str, time_limit_s: float, ag_order: str,
-              threads: int | None) -> None:
-    if not isinstance(instance, Instance):
-        raise InputError("not an Instance", "instance", type(instance).__name__)
-    if solver not in SOLVERS:
-        raise InputError(f"unknown solver (expected one of {', '.join(SOLVERS)})", "solver",
-                         solver)
-    if isinstance(time_limit_s, bool) or not isinstance(time_limit_s, int | float) \
-            or not time_limit_s > 0 or time_limit_s == float("inf"):
-        raise InputError("time limit must be a positive number of seconds", "time-limit",
-                         time_limit_s)
-    check_ag_order(ag_order)
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int)
-                                or threads < 1):
-        raise InputError("threads must be an integer >= 1", "threads", threads)
+def _params(backend: BackendInfo, params: SolverParams | None,
+            overrides: dict[str, Any]) -> SolverParams:
+    if params is None:
+        params = SolverParams()
+    if not isinstance(params, SolverParams):
+        raise InputError("not a SolverParams", "params", type(params).__name__)
+    if overrides:
+        params = params.with_overrides(overrides)
+    for name in _WORK_LIMITS:
+        if getattr(params, name) is not None and backend.work_limit != name:
+            raise InputError(f"does not apply to the {backend.name} solver (its "
+                             f"deterministic limit is {backend.work_limit or 'none'})",
+                             name, getattr(params, name))
+    return params
+
+
+def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
+            params: SolverParams) -> Bounds:
+    if given is None:
+        # The LB3 MIP stops at its deterministic node limit; its wall-clock safety net
+        # takes at most 30% of the time limit unless the run must be reproducible.
+        safety = LB3_SAFETY_S if params.deterministic else \
+            min(LB3_SAFETY_S, max(0.05, 0.3 * params.time_limit_s))
+        return compute_bounds(instance, data.ag_order, data=data, safety_s=safety)
+    if not isinstance(given, Bounds):
+        raise InputError("not a Bounds", "bounds", type(given).__name__)
+    if given.ag_order != data.ag_order:
+        raise InputError(f"bounds of the {given.ag_order} AG variant given for the "
+                         f"{data.ag_order} variant", "bounds", given.ag_order)
+    return given
+
+
+def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
+                hint: Schedule | Sequence[Schedule] | None,
+                params: SolverParams, t0: float) -> tuple[dict[str, Schedule], dict]:
+    """The hint candidates; simulations stop at 30% of the time limit (after one)."""
+    meta: dict = {}
+    soft = t0 + 0.3 * params.time_limit_s
+    if hint is None:
+        cands, errors = simulated_hints(instance, soft)
+        if errors:
+            meta["hint_errors"] = errors
+    else:
+        given = candidate_schedules(hint)
+        cands = {f"hint[{i}]" if len(given) > 1 else "hint":
+                 validate_hint(instance, data, s, f"hint[{i}]" if len(given) > 1 else "hint")
+                 for i, s in enumerate(given)}
+    if params.seed_lb3 and lb.route_counts is not None and time.perf_counter() < soft:
+        for name, run in seeded(data, lb.route_counts.rs, lb.route_counts.ag).items():
+            cands[name] = run.schedule
+    return cands, meta
 
 
 def solve(
     instance: Instance,
     solver: str = "cpsat",
-    time_limit_s: float = 10.0,
-    ag_order: str = "reverse",
-    threads: int | None = None,
-    **params: object,
+    params: SolverParams | None = None,
+    *,
+    bounds: Bounds | None = None,
+    hint: Schedule | Sequence[Schedule] | None = None,
+    **overrides: Any,
 ) -> Result:
-    """Solve ``instance`` exactly (model.md §7) with ``solver``.
+    """Solve ``instance`` exactly (model.md §7) with the backend ``solver``.
 
     ``solver``: ``cpsat`` (OR-Tools CP-SAT), ``cbc`` or ``highs`` (the PuLP
-    MILP). ``ag_order``: ``reverse`` (AG along the reversed route) or ``free``
-    (each chunk picks its AG order). ``threads``: solver workers (default:
-    the solver's own). ``params`` tune the backends (defaults are the tested
-    ones): ``seed_lb3`` (also try schedules on LB3's route counts as hints),
-    ``symmetry``, ``use_hint``, ``log``; CP-SAT only: ``resolution``,
-    ``coarse_resolution``, ``coarse_fraction``, ``restrict_lb3`` (phase 1 keeps
-    LB3's route counts), ``scaled_bound`` and any ``CpSolver.parameters`` field.
+    MILP), or any name registered with :func:`solvers.backend.register_backend`.
+    ``params``: a :class:`SolverParams` (limits, threads, AG variant, seed,
+    log, model options); ``overrides`` replace its fields by keyword
+    (``solve(inst, "cpsat", time_limit_s=5, ag_order="free")``); an unknown
+    key or a bad value is an :class:`InputError`.
 
-    The hint and upper bound is the best of Themis + SCF, Themis + FIFO,
-    baseline + FIFO (and the LB3-seeded schedules); if the solver's schedule is
-    worse, or it found none, that reference schedule is returned (re-timed and
-    checked like any other).
+    ``bounds``: the :class:`Bounds` of this instance and AG variant if the
+    caller has them (else computed). ``hint``: one or more schedules of this
+    instance (checked); the shortest is the warm start, the upper bound and
+    the fallback answer. Without one, the hint is the best simulation of
+    every registered policy under every discipline. With ``seed_lb3``,
+    schedules on LB3's route counts join the candidates.
+
+    ``params.time_limit_s`` bounds the whole call (bounds, hints, model
+    building, search). Instances whose model is too large to build are
+    refused with an :class:`InputError` (``chunks``).
     """
-    _validate(instance, solver, time_limit_s, ag_order, threads)
     t0 = time.perf_counter()
-    data = ProblemData(instance, ag_order)
-    lb = compute_bounds(instance, ag_order, time_limit_s=min(1.0, 0.2 * time_limit_s), data=data)
-    ref, ref_ns = reference(instance)
-    best_ref = ref
-    if params.pop("seed_lb3", True) and lb.route_counts is not None:
-        for name, run in seeded(data, lb.route_counts.rs, lb.route_counts.ag).items():
-            ref_ns[name] = run.makespan_ns
-            if run.makespan_ns < best_ref.makespan_ns:
-                best_ref = run
-    sym_dim = data.dims[0] if params.get("symmetry", True) else None
-    hint = assignment_from_schedule(data, best_ref.schedule, sym_dim)
-    remaining = max(0.01, time_limit_s - (time.perf_counter() - t0))
-    if solver == "cpsat":
-        from solvers.cpsat import solve_cpsat
-
-        if params.pop("restrict_lb3", True):
-            params.setdefault("route_counts", lb.route_counts)
-        raw = solve_cpsat(data, remaining, lb.lb_ns, hint, threads=threads, **params)
+    if not isinstance(instance, Instance):
+        raise InputError("not an Instance", "instance", type(instance).__name__)
+    backend = get_backend(solver)
+    params = _params(backend, params, overrides)
+    data = ProblemData(instance, params.ag_order)
+    if backend.check_size is not None:
+        backend.check_size(data)
+    lb = _bounds(instance, data, bounds, params)
+    cands, meta = _candidates(instance, data, lb, hint, params, t0)
+    best = best_hint(data, cands, params.symmetry)
+    meta.update(bounds=lb.to_dict(), hint=None if best is None else best.name,
+                params=params.to_dict())
+    problem = Problem(data, params, lb, best, t0 + params.time_limit_s, Retimer(data), solver)
+    ref_ns = {name: s.makespan_ns for name, s in cands.items()}
+    if problem.remaining_s() <= 0:
+        raw = RawSolution(Status.UNKNOWN, None, None, 0.0, stopped_by="wall",
+                          reason="the time limit ran out before the search (bounds, hints)")
     else:
-        from solvers.milp import solve_milp
-
-        raw = solve_milp(data, solver, remaining, lb.lb_ns, hint, best_ref.makespan_ns,
-                         threads=threads, **params)
-    fallback = retime(instance, hint.plans(data), hint.dim_orders(), ag_order)
-    return _finish(instance, data, raw, lb.lb_ns, ref_ns, solver, ag_order, t0,
-                   {"bounds": lb.to_dict()}, fallback)
-
-
-def _finish(instance: Instance, data: ProblemData, raw: RawSolution, lb_ns: float,
-            ref_ns: dict[str, float], solver: str, ag_order: str, t0: float,
-            meta: dict, fallback: Schedule | None = None) -> Result:
-    """Re-time, check and grade a backend's answer.
-
-    ``fallback`` (the reference schedule the solver was hinted with) is
-    returned instead when it is better than the solver's schedule (then the
-    status stays the solver's: an optimal claim covers any better schedule)
-    or when the solver found none (then the status is ``feasible``).
-    """
-    meta = {**meta, **raw.meta}
-    lower = max(lb_ns, raw.bound_ns)
-    status = raw.status
-    schedule = None
-    makespan = None
-    valid = None
-    violations: list[str] = []
-    routes: dict[str, int] = {}
-    if raw.assignment is not None:
         try:
-            schedule = retime(instance, raw.assignment.plans(data),
-                              raw.assignment.dim_orders(), ag_order)
-            meta["schedule_source"] = "solver"
-        except RuntimeError as err:  # contradictory orders: a backend bug
-            warnings.warn(f"{solver}: cannot re-time the solver's schedule: {err}",
-                          RuntimeWarning, stacklevel=3)
-            meta["retime_error"] = str(err)
-            status = "unknown"
-    if fallback is not None and status != "infeasible" and (
-            schedule is None or fallback.makespan_ns < schedule.makespan_ns):
-        if schedule is None:
-            status = "feasible"
-        schedule = fallback
-        meta["schedule_source"] = "reference"
-    if schedule is not None:
-        schedule.meta.update({"solver": solver, "status": status})
-        makespan = schedule.makespan_ns
-        routes = schedule.route_histogram()
-        violations = [str(v) for v in check(schedule)]
-        valid = not violations
-        if not valid:
-            warnings.warn(f"{solver}: the re-timed schedule FAILS the checker "
-                          f"({len(violations)} violations, first: {violations[0]}); "
-                          f"this is a bug", RuntimeWarning, stacklevel=3)
-        tol = REL_TOL * makespan + 1e-6
-        sm = raw.solver_makespan_ns
-        if sm is not None and meta["schedule_source"] == "solver" \
-                and makespan > sm + raw.scaling_error_ns + tol:
-            warnings.warn(f"{solver}: re-timed makespan {makespan} exceeds the solver's "
-                          f"{sm} by more than the scaling error; not claiming optimality",
-                          RuntimeWarning, stacklevel=3)
-            meta["retime_mismatch_ns"] = makespan - sm
-            if status == "optimal":
-                status = "feasible"
-        if lower > makespan * (1 + 1e-6) + 1e-6:
-            warnings.warn(f"{solver}: lower bound {lower} above the makespan {makespan}: "
-                          f"a bound is wrong", RuntimeWarning, stacklevel=3)
-            meta["bound_above_makespan"] = True
-        lower = min(lower, makespan)
-        if status == "feasible" and makespan <= lower * (1 + PROOF_TOL):
-            status = "optimal"  # our bound meets the makespan: proven
-            meta["proof"] = "lower bound"
-        elif status == "optimal":
-            meta.setdefault("proof", solver)
-    return Result(
-        status=status,
-        makespan_ns=makespan,
-        lower_bound_ns=lower,
-        runtime_s=time.perf_counter() - t0,
-        solver=solver,
-        ag_order=ag_order,
-        schedule=schedule,
-        valid=valid,
-        violations=violations,
-        scaling_error_ns=raw.scaling_error_ns,
-        solver_makespan_ns=raw.solver_makespan_ns,
-        chunks=data.nchunks,
-        routes=routes,
-        reference_ns=ref_ns,
-        meta=meta,
-    )
+            raw = backend.run(problem)
+        except InputError:
+            raise
+        except Exception as err:  # every backend failure becomes a Result
+            raw = RawSolution(Status.UNKNOWN, None, None, 0.0,
+                              reason=f"{solver} failed: {type(err).__name__}: {err}",
+                              log=traceback.format_exc())
+    result = grade(problem, raw, t0, ref_ns, meta)
+    result.meta["replays"] = problem.retime.replays
+    return result

@@ -33,7 +33,22 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="cpsat (default) | cbc | highs")
     p.add_argument("--time-limit", type=float_arg("--time-limit"),
                    default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
-                   help=f"solver time limit (default {DEFAULT_TIME_LIMIT_S:g})")
+                   help="wall-clock seconds for the whole solve: lower bounds, hint "
+                        "simulations, model building and search (a model build is not "
+                        "interrupted; too large models are refused) "
+                        f"(default {DEFAULT_TIME_LIMIT_S:g})")
+    p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+                   default=None, metavar="UNITS",
+                   help="cpsat only: CP-SAT's deterministic time limit on one worker, so "
+                        "the result is the same on any machine (the wall-clock limit "
+                        "stays as a safety net; --json's meta.stopped_by says which hit)")
+    p.add_argument("--node-limit", type=int_arg("--node-limit"), default=None, metavar="N",
+                   help="cbc/highs only: branch-and-bound node limit (the MILPs' "
+                        "deterministic work limit)")
+    p.add_argument("--seed", type=int_arg("--seed"), default=0, metavar="N",
+                   help="the solver's random seed (default 0)")
+    p.add_argument("--solver-log", metavar="FILE",
+                   help="write the solver's log here when the solver failed")
     p.add_argument("--ag-order", default="reverse",
                    help="reverse (AG along the reversed route, default) | free "
                         "(each chunk picks its AG order)")
@@ -57,6 +72,27 @@ def _check_common(args: argparse.Namespace) -> None:
                          "--ag-order", args.ag_order)
 
 
+def _check_work_limits(args: argparse.Namespace) -> None:
+    if args.deterministic_time is not None:
+        if not args.deterministic_time > 0 or args.deterministic_time == float("inf"):
+            raise InputError("must be a positive number", "--deterministic-time",
+                             args.deterministic_time)
+        if args.solver != "cpsat":
+            raise InputError("applies to --solver cpsat only (the MILPs: --node-limit)",
+                             "--deterministic-time", args.deterministic_time)
+        if args.threads not in (None, 1):
+            raise InputError("a deterministic time needs one worker", "--threads",
+                             args.threads)
+    if args.node_limit is not None:
+        if args.node_limit < 1:
+            raise InputError("must be at least 1", "--node-limit", args.node_limit)
+        if args.solver == "cpsat":
+            raise InputError("applies to --solver cbc or highs only (cpsat: "
+                             "--deterministic-time)", "--node-limit", args.node_limit)
+    if args.seed < 0:
+        raise InputError("must be at least 0", "--seed", args.seed)
+
+
 def cmd_solve(args: argparse.Namespace) -> int:
     """``themis solve``."""
     _check_common(args)
@@ -70,12 +106,19 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", "--threads", args.threads)
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
+    _check_work_limits(args)
     instance = resolve_inputs(args).instance()
 
-    from solvers.solve import solve
+    from solvers import SolverParams, solve
 
-    result = solve(instance, solver=args.solver, time_limit_s=args.time_limit,
-                   ag_order=args.ag_order, threads=args.threads)
+    params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
+                          threads=args.threads, deterministic_time_s=args.deterministic_time,
+                          node_limit=args.node_limit, seed=args.seed)
+    result = solve(instance, args.solver, params)
+    if args.solver_log and result.solver_log is not None:
+        from topologies.files import atomic_write
+
+        atomic_write(args.solver_log, result.solver_log)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:
@@ -93,8 +136,10 @@ def cmd_solve(args: argparse.Namespace) -> int:
     gap = result.gap
     rows = [
         ["status", result.status],
+        ["reason", result.reason or "-"],
         ["makespan (us)", "-" if result.makespan_ns is None else result.makespan_ns / 1e3],
         ["lower bound (us)", result.lower_bound_ns / 1e3],
+        ["bound from", f"{result.bound_source} (LB3: {result.lb3_method})"],
         ["gap", "-" if gap is None else f"{100 * gap:.3f}%"],
         ["best reference (us)", min(result.reference_ns.values()) / 1e3
          if result.reference_ns else "-"],
@@ -126,12 +171,14 @@ def cmd_bound(args: argparse.Namespace) -> int:
         print_json(out)
         return 0
     print(f"lower bounds for an all-reduce of {instance.size_bytes} bytes in "
-          f"{instance.chunks} chunks on {instance.network.describe()}, AG order {args.ag_order}")
+          f"{instance.chunks} chunks on {instance.network.describe()}, AG order {args.ag_order} "
+          "(valid for this AG variant only)")
     print(format_table(["bound", "us", "what"], [
         ["LB0", b.lb0_ns / 1e3, "ideal bandwidth"],
         ["LB1", b.lb1_ns / 1e3, "largest chunk alone on its best route"],
         ["LB2", b.lb2_ns / 1e3, "LP over route fractions: every dimension's load"],
-        ["LB3", b.lb3_ns / 1e3, "integer route counts + unavoidable head and tail"],
+        ["LB3", b.lb3_ns / 1e3, f"integer route counts + unavoidable head and tail "
+                                f"({b.lb3_method}, {b.lb3_nodes} nodes)"],
         ["LB", b.lb_ns / 1e3, "the best of them"],
     ]))
     return 0

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solvers import Result, solve
-from solvers.solve import PROOF_TOL
+from solvers import SOLVERS, Result, solve
+from solvers.grading import PROOF_TOL
 from tests.solvers.solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
 from tests.solvers.test_bounds import ONE_CHUNK_NS
 from themis.checker import check
@@ -121,10 +121,19 @@ def test_result_to_dict_is_json_ready() -> None:
 
 @pytest.mark.parametrize("kwargs,field", [
     ({"solver": "gurobi"}, "solver"),
-    ({"time_limit_s": 0}, "time-limit"),
-    ({"time_limit_s": -1.0}, "time-limit"),
+    ({"time_limit_s": 0}, "time_limit_s"),
+    ({"time_limit_s": -1.0}, "time_limit_s"),
+    ({"time_limit_s": float("inf")}, "time_limit_s"),
     ({"threads": 0}, "threads"),
-    ({"ag_order": "sideways"}, "ag-order"),
+    ({"ag_order": "sideways"}, "ag_order"),
+    ({"time_limt_s": 5}, "time_limt_s"),
+    ({"deterministic_time_s": -1}, "deterministic_time_s"),
+    ({"deterministic_time_s": 1.0, "threads": 2}, "threads"),
+    ({"node_limit": 10}, "node_limit"),  # a MILP limit given to CP-SAT
+    ({"solver": "cbc", "deterministic_time_s": 1.0}, "deterministic_time_s"),
+    ({"cpsat_parameters": {"no_such_field": 1}}, "cpsat_parameters"),
+    ({"coarse_fraction": 1.0}, "coarse_fraction"),
+    ({"params": "fast"}, "params"),
 ])
 def test_bad_arguments_raise_input_error(kwargs: dict, field: str) -> None:
     with pytest.raises(InputError) as info:
@@ -138,6 +147,12 @@ def test_invalid_instances_raise_input_error() -> None:
         Instance(net, 4, 8)  # more chunks than bytes
     with pytest.raises(InputError):
         solve("not an instance")  # type: ignore[arg-type]
+
+
+def test_builtin_solver_names_are_registered_backends() -> None:
+    from solvers.backend import backend_names
+
+    assert set(SOLVERS) <= set(backend_names())
 
 
 _net = st.builds(

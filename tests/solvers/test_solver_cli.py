@@ -38,8 +38,9 @@ def test_solve_json(capsys, network: str, tmp_path: Path) -> None:
     sched = tmp_path / "s.json"
     out = run_json(capsys, ["solve", network, "--chunks", "4", "--time-limit", "10",
                             "--threads", "2", "--json", "--schedule-out", str(sched)])
-    for key in ("status", "makespan_ns", "lower_bound_ns", "runtime_s", "solver", "ag_order",
-                "valid", "chunks", "routes", "scaling_error_ns"):
+    for key in ("status", "reason", "makespan_ns", "lower_bound_ns", "bound_source",
+                "lb3_method", "runtime_s", "solver", "ag_order", "valid", "chunks", "routes",
+                "scaling_error_ns"):
         assert key in out
     assert out["status"] == "optimal"
     assert out["solver"] == "cpsat" and out["ag_order"] == "reverse"
@@ -88,6 +89,10 @@ def test_bound_human_output(capsys, network: str) -> None:
     (["solve", "{net}", "--ag-order", "sideways"], "--ag-order"),
     (["bound", "{net}", "--ag-order", "sideways"], "--ag-order"),
     (["solve", "{net}", "--chunks", "0"], "--chunks"),
+    (["solve", "{net}", "--solver", "cbc", "--deterministic-time", "1"], "--deterministic-time"),
+    (["solve", "{net}", "--deterministic-time", "1", "--threads", "2"], "--threads"),
+    (["solve", "{net}", "--node-limit", "10"], "--node-limit"),
+    (["solve", "{net}", "--chunks", "40000"], "too large"),
     (["bound", "{net}", "--size", "12 parsecs"], "size"),
 ])
 def test_bad_values_exit_2_with_one_line(capsys, network: str, argv: list[str],
@@ -113,3 +118,11 @@ def test_solve_gantt(capsys, network: str, tmp_path: Path) -> None:
     assert main(["solve", network, "--chunks", "2", "--gantt", str(png), "--json"]) == 0
     capsys.readouterr()
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_solve_deterministic_json(capsys, network: str) -> None:
+    argv = ["solve", network, "--chunks", "6", "--deterministic-time", "0.05", "--json"]
+    first, second = run_json(capsys, argv), run_json(capsys, argv)
+    assert first["makespan_ns"] == second["makespan_ns"]
+    assert first["meta"]["params"]["deterministic_time_s"] == 0.05
+    assert first["meta"]["stopped_by"] in ("deterministic", "")

@@ -1,0 +1,153 @@
+"""The disjunctive MILP (model.md §7) through PuLP: build, run a backend, read the answer.
+
+Tolerances: a big-M row may be violated by ``M * integrality tolerance +
+feasibility tolerance``; over a path of at most ``stages`` stages that bounds
+how far the MILP's makespan and bound can be off (``scaling_error_ns``).
+The backends (:mod:`~solvers.milp.cbc`, :mod:`~solvers.milp.highs`) return an
+:class:`Outcome`; :func:`solve_milp` turns it into a
+:class:`~solvers.result.RawSolution`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from solvers.backend import Problem
+from solvers.common import Assignment, ProblemData, step_of
+from solvers.milp.constraints import add_chains, add_disjunctions, order_pairs
+from solvers.milp.variables import MilpVars, make_variables
+from solvers.milp.warm_start import warm_start
+from solvers.result import RawSolution, Status
+from topologies.errors import InputError
+
+#: Integrality and feasibility tolerances asked of the MILP solvers.
+INT_TOL = 1e-9
+FEAS_TOL = 1e-9
+#: Largest model built: order binaries (pairs of stages on one dimension).
+MAX_ORDER_BINARIES = 40_000
+#: Build time per order binary measured on the development machine (9 s at 32k):
+#: a wall-clock-limited solve whose estimated build does not fit is skipped.
+BUILD_S_PER_BINARY = 3e-4
+
+
+def check_size(data: ProblemData) -> None:
+    """Refuse instances whose MILP is too large to build in reasonable time."""
+    pairs = order_pairs(data)
+    if pairs > MAX_ORDER_BINARIES:
+        raise InputError(f"too large for the MILP ({pairs} order binaries, at most "
+                         f"{MAX_ORDER_BINARIES}); use fewer chunks or the cpsat solver",
+                         "chunks", data.nchunks)
+
+
+@dataclass
+class Built:
+    """The PuLP problem, its variables, units and error bound."""
+
+    prob: object
+    v: MilpVars
+    unit: float
+    ub_ns: float
+    err_ns: float
+    warm: bool
+
+
+@dataclass
+class Outcome:
+    """What a MILP backend saw: solution or not, proof, bound (in model units)."""
+
+    has_solution: bool
+    proven: bool
+    infeasible: bool
+    bound_units: float | None
+    meta: dict = field(default_factory=dict)
+    extra_err_ns: float = 0.0
+    stopped_by: str = ""
+    reason: str = ""
+    log: str | None = None
+    failed: bool = False
+
+
+def build(problem: Problem) -> Built:
+    """The MILP of ``problem`` with its warm start (the hint), if any."""
+    import pulp
+
+    data = problem.data
+    unit = data.max_duration_ns / 1000.0
+    ub_ns = problem.hint.makespan_ns if problem.hint is not None else \
+        sum(max(max(row.values()) for row in part[data.class_of[c]])
+            for c in range(data.nchunks) for part in (data.rs, data.ag)) * len(data.dims)
+    ub_units = ub_ns / unit * (1 + 1e-9) + 1e-6
+    lb_units = min(problem.lower_bound_ns / unit * (1 - 1e-9), ub_units)
+    prob = pulp.LpProblem("chunk_schedule", pulp.LpMinimize)
+    v = make_variables(prob, data, unit, lb_units, ub_units)
+    big = ub_units + 1000.0  # starts and ends lie in [0, ub]; a relaxed chain row adds one
+    add_chains(prob, data, v, unit, big)
+    add_disjunctions(prob, data, v, big, problem.params.symmetry)
+    warm = problem.hint is not None and problem.params.use_hint
+    if warm:
+        warm_start(data, problem.hint, v, unit)
+    err = data.nstages * (ub_units * INT_TOL + FEAS_TOL) * unit
+    return Built(prob, v, unit, ub_ns, err, warm)
+
+
+Runner = Callable[[Problem, Built, float], Outcome]
+
+
+def solve_milp(problem: Problem, run: Runner) -> RawSolution:
+    """Build, run ``run`` within the time left, and read its answer."""
+    import pulp
+
+    t0 = time.perf_counter()
+    need = BUILD_S_PER_BINARY * order_pairs(problem.data)
+    if not problem.params.deterministic and need > problem.remaining_s():
+        return RawSolution(Status.UNKNOWN, None, None, 0.0, 0.0, {"build_estimate_s": need},
+                           stopped_by="wall", reason=f"not enough time left to build the "
+                           f"model (about {need:.2g} s)")
+    built = build(problem)
+    prob = built.prob
+    meta: dict = {"build_s": time.perf_counter() - t0, "unit_ns": built.unit,
+                  "binaries": sum(1 for var in prob.variables() if var.cat == pulp.LpInteger),
+                  "constraints": prob.numConstraints()}
+    left = problem.remaining_s()
+    if left <= 0:
+        return RawSolution(Status.UNKNOWN, None, None, 0.0, built.err_ns, meta,
+                           stopped_by="wall",
+                           reason="the wall-clock limit ran out while building the model")
+    out = run(problem, built, max(0.05, left))
+    meta.update(out.meta)
+    err = built.err_ns + out.extra_err_ns
+    bound = 0.0 if out.bound_units is None else max(0.0, out.bound_units * built.unit - err)
+    common = {"meta": meta, "stopped_by": out.stopped_by, "reason": out.reason,
+              "log": out.log}
+    if out.infeasible:
+        return RawSolution(Status.INFEASIBLE, None, None, 0.0, err, **common)
+    if not out.has_solution:
+        return RawSolution(Status.UNKNOWN, None, None, bound, err, **common)
+    mk = (built.v.T.varValue or 0.0) * built.unit
+    return RawSolution(Status.OPTIMAL if out.proven else Status.FEASIBLE,
+                       extract(problem.data, built.v, built.unit), mk, bound, err, **common)
+
+
+def extract(data: ProblemData, v: MilpVars, unit: float) -> Assignment:
+    """Routes from the binaries, per-dimension orders from the stages' mid-points."""
+    nch = data.nchunks
+    nr, nq = len(data.perms), len(data.ag_perms)
+
+    def pick(var: dict, c: int, n: int) -> int:
+        return max(range(n), key=lambda i: var[c, i].varValue or 0.0)
+
+    route = [pick(v.x, c, nr) for c in range(nch)]
+    ag = [pick(v.y, c, nq) for c in range(nch)] if data.free else list(route)
+    orders = {}
+    for d in data.dims:
+        keyed = []
+        for c in range(nch):
+            k = data.class_of[c]
+            for ph in ("RS", "AG"):
+                p = data.rs[k][route[c]][d] if ph == "RS" else data.ag[k][ag[c]][d]
+                mid = (v.s[c, ph, d].varValue or 0.0) + 0.5 * p / unit
+                keyed.append((mid, c, step_of(data, route[c], ag[c], ph, d)))
+        orders[d] = [(c, j) for _, c, j in sorted(keyed)]
+    return Assignment(route, ag, orders)
