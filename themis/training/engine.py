@@ -59,6 +59,8 @@ class Engine:
         self._blocks: dict[tuple, tuple] = {}
         self._last: dict[tuple[str, str, int, float], float] = {}
         self.last_msg: list[float] = []  # per stage: its final message's duration
+        self.unsent = [0.0] * self.ndims  # bytes of queued and running stages, per dim
+        self.running: list[set[int]] = [set() for _ in range(self.ndims)]
 
     # -- events ------------------------------------------------------------------
     def at(self, t: float, fn: Callable[[], None], tie: int = 1 << 30) -> None:
@@ -124,6 +126,9 @@ class Engine:
             block, lasts = hit
             first = table.add_block(cid, k, block)
             self.last_msg.extend(lasts)
+            unsent = self.unsent
+            for d, b in zip(block[0], block[3], strict=True):
+                unsent[d] += b
             n = len(plan)
             self.prio.extend([priority] * n)
             self.start.extend([-1.0] * n)
@@ -145,6 +150,7 @@ class Engine:
                 return
             free[d] -= 1
             self.start[sid] = t
+            self.running[d].add(sid)
             dur = table.duration_ns[sid]
             self.busy[d] += dur
             self.sent[d] += table.sent_bytes[sid]
@@ -159,6 +165,8 @@ class Engine:
         d = table.dim[sid]
         self.end[sid] = t
         self.free[d] += 1
+        self.running[d].discard(sid)
+        self.unsent[d] -= table.sent_bytes[sid]
         if not table.last[sid]:
             nxt = sid + 1
             d2 = table.dim[nxt]
@@ -176,18 +184,13 @@ class Engine:
 
     # -- what Themis-running needs -------------------------------------------------
     def inflight_sent(self, t: float) -> list[float]:
-        """Bytes per dimension still to send by queued and running stages at ``t``."""
-        out = [0.0] * self.ndims
+        """Bytes per dimension still to send by queued and running stages at ``t``
+        (a running stage counts the part of its time still ahead)."""
+        out = list(self.unsent)
         table = self.table
-        for sid in range(len(self.end)):
-            if self.end[sid] >= 0:
-                continue
-            d = table.dim[sid]
-            s = table.sent_bytes[sid]
-            st = self.start[sid]
-            if st >= 0:
+        for d, run in enumerate(self.running):
+            for sid in run:
                 dur = table.duration_ns[sid]
                 if dur > 0:
-                    s *= max(0.0, (st + dur - t) / dur)
-            out[d] += s
+                    out[d] -= table.sent_bytes[sid] * min(1.0, (t - self.start[sid]) / dur)
         return out

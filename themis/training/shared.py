@@ -24,7 +24,7 @@ class SharedEngine(Engine):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         nd = self.ndims
         self.bw = [d.bandwidth_bytes_per_ns for d in self.network.dims]
-        self.running: list[dict[int, list[float]]] = [{} for _ in range(nd)]
+        self.running: list[dict[int, list[float]]] = [{} for _ in range(nd)]  # type: ignore[assignment]
         self.last_t = [0.0] * nd
         self.version = [0] * nd
 
@@ -70,7 +70,7 @@ class SharedEngine(Engine):
             self.free[d] -= 1
             self.start[sid] = t
             self.sent[d] += table.sent_bytes[sid]
-            self.running[d][sid] = [t + table.fixed_ns[sid], table.sent_bytes[sid]]
+            self.running[d][sid] = [t + table.fixed_ns[sid], table.sent_bytes[sid]]  # type: ignore[index]
         if changed:
             self._reschedule(d)
 
@@ -88,6 +88,7 @@ class SharedEngine(Engine):
             del run[sid]
             self.end[sid] = t
             self.free[d] += 1
+            self.unsent[d] -= table.sent_bytes[sid]
         for sid in done:
             if not table.last[sid]:
                 d2 = table.dim[sid + 1]
@@ -106,13 +107,9 @@ class SharedEngine(Engine):
         self._reschedule(d)
 
     def inflight_sent(self, t: float) -> list[float]:
-        """Bytes per dimension still to send (running stages: their remaining bytes)."""
-        out = super().inflight_sent(t)
+        """Bytes per dimension still to send: queued stages whole, running ones their rest."""
+        out = list(self.unsent)
         for d, run in enumerate(self.running):
-            for sid in run:
-                st = self.start[sid]
-                dur = self.table.duration_ns[sid]
-                if dur > 0:  # undo the base class's pro-rating, use the exact remainder
-                    out[d] -= self.table.sent_bytes[sid] * max(0.0, (st + dur - t) / dur)
-                out[d] += max(run[sid][1], 0.0)
+            for sid, v in run.items():
+                out[d] -= self.table.sent_bytes[sid] - max(v[1], 0.0)
         return out
