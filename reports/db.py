@@ -54,6 +54,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("time_limit_s", "REAL"),
     ("threads", "INTEGER"),
     ("solver_params", "TEXT"),      # JSON of the solver parameters asked for, if any
+    ("choice", "TEXT"),             # portfolio: the winning candidate; improve: its start
     ("valid", "INTEGER"),
     ("versions", "TEXT"),           # JSON: python, ortools, pulp, highspy, themis-sched
     ("host", "TEXT"),

@@ -104,15 +104,19 @@ def canonical_intra(value: object, field_name: str, file: str = "") -> str:
         raise InputError(err.reason, field_name, value, file) from None
 
 
+#: The offline improvement (``solvers.improve``), run like a solver (reverse AG orders).
+IMPROVE = "improve"
+
+
 def canonical_solver(value: object, field_name: str, file: str = "") -> str:
-    """The canonical name of an exact solver."""
+    """The canonical name of an exact solver (or ``improve``)."""
     from solvers import SOLVERS
 
     key = value.strip().lower() if isinstance(value, str) else None
     key = SOLVER_ALIASES.get(key, key) if key is not None else None
-    if key not in SOLVERS:
-        raise InputError(f"unknown solver (expected one of {', '.join(SOLVERS)})",
-                         field_name, value, file)
+    if key not in SOLVERS and key != IMPROVE:
+        raise InputError(f"unknown solver (expected one of {', '.join(SOLVERS)}, or "
+                         f"{IMPROVE})", field_name, value, file)
     return key
 
 
@@ -233,18 +237,23 @@ class Method:
 def method_grid(policies: Sequence[str], intras: Sequence[str], solvers: Sequence[str] = (),
                 ag_orders: Sequence[str] = (AgOrder.REVERSE,), time_limit_s: float | None = None,
                 threads: int | None = None,
-                solver_params: Mapping[str, Any] | None = None) -> list[Method]:
+                solver_params: Mapping[str, Any] | None = None,
+                improve_params: Mapping[str, Any] | None = None) -> list[Method]:
     """The methods of one instance (canonical names), in the order they are shown.
 
     The bounds of every AG variant a result is scored for (reverse, the
     policies' variant, and each of ``ag_orders``), each policy under each
-    discipline, each solver for each AG variant.
+    discipline, each solver for each AG variant; ``improve`` (a solver name
+    here) runs once, for reverse AG orders, with ``improve_params``.
     """
     variants = [AgOrder.REVERSE] + [AgOrder(a) for a in ag_orders if a != AgOrder.REVERSE]
     out = [Method.bound(a) for a in variants]
     out += [Method.policy(p, q) for p in policies for q in intras]
     out += [Method.solver(s, a, time_limit_s or 10.0, threads, solver_params)
-            for s in solvers for a in ag_orders]
+            for s in solvers if s != IMPROVE for a in ag_orders]
+    if IMPROVE in solvers:
+        out.append(Method.solver(IMPROVE, AgOrder.REVERSE, time_limit_s or 10.0, None,
+                                 improve_params))
     return out
 
 
@@ -273,7 +282,8 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
         if method.kind == Kind.POLICY:
             res = instance.simulate(make_policy_object(method.name), method.intra)
             out = method.result(Status.SIMULATED, makespan_ns=res.makespan_ns,
-                                runtime_s=res.wall_s, schedule=res.schedule)
+                                runtime_s=res.wall_s, schedule=res.schedule,
+                                choice=res.schedule.meta.get("policy_choice"))
         elif method.kind == Kind.SOLVER:
             out = _run_solver(instance, method, catch_sigint)
         else:
@@ -305,18 +315,32 @@ def _run_solver(instance: Instance, method: Method, catch_sigint: bool) -> Metho
     import solvers
 
     extra: dict[str, Any] = json.loads(method.solver_params) if method.solver_params else {}
-    if method.name == "cpsat" and not catch_sigint:
-        extra.setdefault("catch_sigint_signal", False)
-    res = solvers.solve(instance, solver=method.name, time_limit_s=method.time_limit_s or 10.0,
-                        ag_order=str(method.ag_order), threads=method.threads, **extra)
+    if method.name == IMPROVE:
+        from solvers.improve import improve
+
+        # Deterministic budgets only (evaluations, CP-SAT deterministic time): the
+        # method's wall-clock time limit is not passed on.
+        res = improve(instance, **extra)
+    else:
+        res = _solve(solvers, instance, method, extra, catch_sigint)
     valid = bool(res.valid) if res.schedule is not None else True
     status = Status(res.status) if valid else Status.INVALID
     return method.result(status, makespan_ns=res.makespan_ns,
                          lower_bound_ns=res.lower_bound_ns, valid=valid,
-                         runtime_s=float(res.runtime_s), schedule=res.schedule)
+                         runtime_s=float(res.runtime_s), schedule=res.schedule,
+                         choice=res.meta.get("start") if method.name == IMPROVE else None)
 
 
-__all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "SCHEDULED_POLICIES", "Method",
+def _solve(solvers: Any, instance: Instance, method: Method, extra: dict[str, Any],
+           catch_sigint: bool) -> Any:
+    if method.name == "cpsat" and not catch_sigint:
+        extra.setdefault("catch_sigint_signal", False)
+    return solvers.solve(instance, solver=method.name,
+                         time_limit_s=method.time_limit_s or 10.0,
+                         ag_order=str(method.ag_order), threads=method.threads, **extra)
+
+
+__all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE", "SCHEDULED_POLICIES", "Method",
            "canonical_ag_order", "canonical_intra", "canonical_name", "canonical_policy",
            "canonical_solver", "check_method", "is_route", "make_policy_object", "method_grid",
            "parse_names", "policy_choices", "run_method", "split_list"]

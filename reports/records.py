@@ -147,6 +147,7 @@ class MethodResult:
     time_limit_s: float | None = None
     threads: int | None = None
     solver_params: str | None = None  # JSON of the solver parameters asked for
+    choice: str | None = None  # a planning policy's winning candidate (portfolio), improve's start
     valid: bool = True
     error: str | None = None
     versions: dict[str, str] | None = None

@@ -38,6 +38,28 @@ from topologies.errors import InputError
 PROOF_TOL = 1e-8
 #: Share of the evaluations spent on routes (the rest on dimension orders).
 ROUTE_SHARE = 0.75
+#: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
+PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed")
+DEFAULT_EVALUATIONS = 2000
+
+
+def check_params(value: object, where: str = "improve", file: str = "") -> dict:
+    """A table of :func:`improve` parameters (``evaluations``, ``cpsat_dtime_s``,
+    ``seed``), checked: every bad key or value is an :class:`InputError` naming it."""
+    if not isinstance(value, dict):
+        raise InputError("must be a table (evaluations, cpsat_dtime_s, seed)", where, value,
+                         file)
+    for k, v in value.items():
+        key = f"{where}.{k}"
+        if k not in PARAM_KEYS:
+            raise InputError(f"unknown improve parameter (expected {', '.join(PARAM_KEYS)})",
+                             key, v, file)
+        if k in ("evaluations", "seed"):
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise InputError("must be an integer >= 0", key, v, file)
+        elif isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < float("inf"):
+            raise InputError("must be a number of deterministic seconds >= 0", key, v, file)
+    return dict(value)
 
 
 @dataclass

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from reports import db
-from reports.report import markdown
+from reports.report import beyond, markdown  # noqa: F401  (beyond adds its section)
 from reports.report.csvfile import write_csv
 from reports.report.figures import draw_gap_by_chunks, draw_largest_gap, draw_utilization
 from reports.report.stats import group, policy_methods, solver_methods

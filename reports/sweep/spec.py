@@ -11,6 +11,10 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
     [solver_params]          # optional, passed to the solvers (solvers.SolverParams)
     # e.g. a deterministic budget: cpsat_deterministic_time_s = 5, workers = 1
 
+    [improve]                # optional, the budgets of the solver "improve"
+    evaluations = 2000       # simulator runs of its local search (deterministic)
+    cpsat_dtime_s = 1.0      # CP-SAT deterministic seconds, one worker (0: no CP-SAT)
+
     [[grid]]
     networks = ["small-2d", "nets/my.yml"]  # preset names, or paths relative to this file
     sizes = ["64MiB", 1048576]
@@ -20,7 +24,8 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
                                               # first three); any name simulate accepts
     intra = ["fifo", "scf"]                   # optional (default: both)
     solvers = ["cpsat", "highs"]              # optional (default: none)
-    # time_limit_s, ag_order, threads, solver_params may be repeated here to override
+    # time_limit_s, ag_order, threads, solver_params, improve may be repeated here to
+    # override; "improve" in solvers runs themis improve (reverse AG orders only)
 
 Tasks (:func:`reports.methods.method_grid`): each ``[[grid]]`` gives the
 instances networks x sizes x chunks x endpoint delays; per instance one
@@ -59,10 +64,10 @@ from topologies.errors import InputError
 
 #: Keys allowed at the top level and in each ``[[grid]]`` table.
 TOP_KEYS: tuple[str, ...] = ("title", "description", "time_limit_s", "ag_order", "threads",
-                             "solver_params", "grid")
+                             "solver_params", "improve", "grid")
 GRID_KEYS: tuple[str, ...] = ("networks", "sizes", "chunks", "endpoint_delay_ns", "policies",
                               "intra", "solvers", "time_limit_s", "ag_order", "threads",
-                              "solver_params")
+                              "solver_params", "improve")
 
 
 @dataclass
@@ -144,7 +149,8 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
         if solvers:
             _check_solver_options(opts, g, file)
         methods = method_grid(policies, intras, solvers, opts["ag_order"],
-                              opts["time_limit_s"], opts["threads"], opts["solver_params"])
+                              opts["time_limit_s"], opts["threads"], opts["solver_params"],
+                              opts["improve"])
         resolved = []
         for i, name in enumerate(nets):
             key = f"{g}.networks[{i}]"
@@ -243,7 +249,11 @@ def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
         return f"{prefix}.{k}" if prefix else k
 
     out: dict[str, Any] = {"time_limit_s": None, "ag_order": None, "threads": None,
-                           "solver_params": None}
+                           "solver_params": None, "improve": None}
+    if "improve" in table:
+        from solvers.improve import check_params
+
+        out["improve"] = check_params(table["improve"], key("improve"), file)
     if "time_limit_s" in table:
         v = table["time_limit_s"]
         if isinstance(v, bool) or not isinstance(v, int | float) or not (0 < v < math.inf):
