@@ -10,6 +10,10 @@ per network and solver.
     python benchmarks/bench_solvers.py                    # 60 s, 2 workers
     python benchmarks/bench_solvers.py --quick            # a smoke run
     python benchmarks/bench_solvers.py --time-limit 20 --max-chunks 8 --json out.jsonl
+    python benchmarks/bench_solvers.py --deterministic-time 20 --node-limit 2000  # reproducible
+
+Columns: "LB3 how" is LB3's method (optimal / node-limit / lp), "stop" the limit that
+ended the search (wall, deterministic, nodes; "-" when the solver finished).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import time
 from dataclasses import dataclass
 
 from reports.formatting import format_table
-from solvers import bounds, solve
+from solvers import SolverParams, bounds, solve
 from themis.instance import Instance
 from topologies.network import Network
 
@@ -52,6 +56,8 @@ CASES = [
          (20, 50, 500, 500)),
 ]
 CHUNKS = (2, 4, 6, 8, 12, 16)
+HEADERS = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
+           "time s", "LB3 us", "LB3 how", "LB3/makespan", "themis us", "stop"]
 
 
 def run(args: argparse.Namespace) -> list[dict]:
@@ -59,8 +65,7 @@ def run(args: argparse.Namespace) -> list[dict]:
     rows: list[dict] = []
     cases = [c for c in CASES if not args.quick or len(c.npus) <= 3]
     chunk_list = [c for c in CHUNKS if c <= args.max_chunks]
-    headers = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
-               "time s", "LB3 us", "LB3/makespan", "themis us"]
+    headers = HEADERS
     print(f"# time limit {args.time_limit:g} s, {args.threads} worker(s); MILPs for "
           f"C <= {args.milp_max_chunks}; AG order {args.ag_order}", flush=True)
     print("  ".join(headers), flush=True)
@@ -74,8 +79,12 @@ def run(args: argparse.Namespace) -> list[dict]:
                 if solver not in args.solvers:
                     continue
                 t0 = time.perf_counter()
-                res = solve(inst, solver, time_limit_s=args.time_limit, ag_order=args.ag_order,
-                            threads=args.threads)
+                det = args.deterministic_time if solver == "cpsat" else None
+                nodes = args.node_limit if solver != "cpsat" else None
+                params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
+                                      threads=1 if det is not None else args.threads,
+                                      deterministic_time_s=det, node_limit=nodes)
+                res = solve(inst, solver, params, bounds=b)
                 wall = time.perf_counter() - t0
                 mk = res.makespan_ns
                 row = {
@@ -87,6 +96,8 @@ def run(args: argparse.Namespace) -> list[dict]:
                     "themis_ns": themis, "valid": res.valid,
                     "scaling_error_ns": res.scaling_error_ns,
                     "proof": res.meta.get("proof"),
+                    "lb3_method": str(b.lb3_method), "stopped_by": res.meta.get("stopped_by"),
+                    "reason": res.reason,
                 }
                 rows.append(row)
                 print("  ".join(str(c) for c in _cells(row)), flush=True)
@@ -102,16 +113,14 @@ def _cells(r: dict) -> list:
     return [r["network"], r["D"], r["C"], r["solver"], status,
             "-" if mk is None else f"{mk / 1e3:,.1f}", f"{r['lower_bound_ns'] / 1e3:,.1f}",
             "-" if r["gap"] is None else f"{100 * r['gap']:.3f}",
-            f"{r['runtime_s']:.1f}", f"{r['lb3_ns'] / 1e3:,.1f}",
+            f"{r['runtime_s']:.1f}", f"{r['lb3_ns'] / 1e3:,.1f}", r["lb3_method"],
             "-" if r["lb3_over_makespan"] is None else f"{r['lb3_over_makespan']:.4f}",
-            f"{r['themis_ns'] / 1e3:,.1f}"]
+            f"{r['themis_ns'] / 1e3:,.1f}", r["stopped_by"] or "-"]
 
 
 def summary(rows: list[dict]) -> str:
     """The final table and the largest proven C per network and solver."""
-    headers = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
-               "time s", "LB3 us", "LB3/makespan", "themis us"]
-    out = [format_table(headers, [_cells(r) for r in rows]),
+    out = [format_table(HEADERS, [_cells(r) for r in rows]),
            "optimal* = proven by our lower bound (LB0-LB3) meeting the makespan, not by the "
            "solver's search", "", "largest C proven optimal (all smaller C proven too):"]
     keys = sorted({(r["D"], r["network"], r["solver"]) for r in rows})
@@ -140,6 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--milp-max-chunks", type=int, default=4,
                    help="largest C given to CBC and HiGHS (default 4)")
     p.add_argument("--threads", type=int, default=2, help="solver workers (default 2)")
+    p.add_argument("--deterministic-time", type=float, default=None,
+                   help="CP-SAT deterministic time (one worker): reproducible rows")
+    p.add_argument("--node-limit", type=int, default=None,
+                   help="MILP node limit (reproducible rows)")
     p.add_argument("--size-mib", type=int, default=64, help="all-reduce size in MiB")
     p.add_argument("--ag-order", default="reverse", choices=["reverse", "free"])
     p.add_argument("--solvers", default="cpsat,cbc,highs", help="comma-separated")

@@ -1,8 +1,8 @@
 """A small LP/MIP builder passed to HiGHS in one go, with deterministic work limits.
 
 Used by the lower bounds (LB2's LP, LB3's MIP). A MIP stops at optimality, at
-``node_limit`` branch-and-bound nodes (a deterministic work limit: HiGHS's MIP
-search is the same on any machine and load) or, as a safety net only, at a
+``node_limit`` branch-and-bound nodes (a deterministic work limit: on one
+thread, HiGHS's MIP search is the same on any machine and load) or, as a safety net only, at a
 wall-clock limit; :class:`Solved` says which.
 """
 
@@ -87,6 +87,13 @@ class LinearModel:
         import numpy as np
 
         h = new_highs()
+        if self.integer:
+            # HiGHS runs a MIP on one process-wide scheduler whose thread count is fixed
+            # by the process's first run, and the MIP's path depends on it: reset it and
+            # run on one thread, so the bound is the same whatever ran before, anywhere.
+            highspy.Highs.resetGlobalScheduler(True)
+            h.setOptionValue("threads", 1)
+            h.setOptionValue("random_seed", 0)
         inf = highspy.kHighsInf
         n = len(self.cost)
         h.addVars(n, np.array(self.lb), np.array([min(u, inf) for u in self.ub]))

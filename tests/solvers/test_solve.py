@@ -78,15 +78,19 @@ def test_solvers_agree_on_small_optima(request, dims: int, chunks: int, ag_order
     if len(names) < 2:
         pytest.skip("needs at least two solvers")
     inst = small(dims, chunks)
-    optima = {}
+    optima, lower = {}, {}
     for name in names:
         res = solve(inst, name, time_limit_s=30, ag_order=ag_order)
         assert_valid(res)
+        assert res.meta["replays"] <= 2  # each distinct answer re-timed once
+        lower[name] = res.lower_bound_ns
         if res.status == "optimal":
             optima[name] = res.makespan_ns
     assert len(optima) >= 2, optima
     lo, hi = min(optima.values()), max(optima.values())
     assert hi <= lo * (1 + REL), optima
+    # No solver's bound (CBC's is read from its log) exceeds another's proven optimum.
+    assert max(lower.values()) <= lo, (lower, optima)
 
 
 def test_time_limit_on_a_large_instance_claims_nothing(solver: str) -> None:

@@ -70,6 +70,7 @@ def test_bound_json(capsys, network: str) -> None:
     for key in ("lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lb_ns"):
         assert out[key] > 0
     assert out["lb_ns"] == max(out["lb0_ns"], out["lb1_ns"], out["lb2_ns"], out["lb3_ns"])
+    assert out["lb3_method"] in ("optimal", "node-limit", "lp") and out["ag_order"] == "reverse"
     one = run_json(capsys, ["bound", network, "--chunks", "1", "--ag-order", "free",
                             "--json"])
     assert one["lb1_ns"] == pytest.approx(ONE_CHUNK_NS, rel=1e-12)
