@@ -121,7 +121,13 @@ def compare(
                           solver_params)
     for m in methods:
         check_method(instance, m)
-    results = [run_method(instance, m) for m in methods]
+    results: list[MethodResult] = []
+    bounds: dict[AgOrder, Any] = {}
+    for m in methods:  # the bounds come first: the solvers reuse them
+        r = run_method(instance, m, bounds=bounds.get(m.ag_order))
+        if m.kind == Kind.BOUND and r.detail is not None:
+            bounds[m.ag_order] = r.detail
+        results.append(r)
     refs = score(results)
     refs.setdefault(variant, refs[AgOrder.REVERSE])
     return Comparison(instance, variant, [r for r in results if r.kind != Kind.BOUND],

@@ -45,6 +45,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("lb1_ns", "REAL"),
     ("lb2_ns", "REAL"),
     ("lb3_ns", "REAL"),
+    ("lb3_method", "TEXT"),         # how LB3 was obtained: optimal | node-limit | lp
     ("ideal_ns", "REAL"),
     ("bw_utilization", "REAL"),
     ("dim_utilization", "TEXT"),    # JSON list, one per active dimension
@@ -55,6 +56,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("threads", "INTEGER"),
     ("solver_params", "TEXT"),      # JSON of the solver parameters asked for, if any
     ("choice", "TEXT"),             # portfolio: the winning candidate; improve: its start
+    ("stopped_by", "TEXT"),         # the limit that ended a search: wall | deterministic | nodes
+    ("reason", "TEXT"),             # why a solver's status is not its plain answer
     ("valid", "INTEGER"),
     ("versions", "TEXT"),           # JSON: python, ortools, pulp, highspy, themis-sched
     ("host", "TEXT"),

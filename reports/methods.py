@@ -265,14 +265,16 @@ def check_method(instance: Instance, method: Method) -> None:
 
 
 def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
-               metrics: bool = True) -> MethodResult:
+               metrics: bool = True, bounds: Any = None) -> MethodResult:
     """Run ``method`` on ``instance``; a failure is a result with status ``error``.
 
     An :class:`InputError` (the user's input is wrong, e.g. a route that is not
     a permutation of the dimensions) is raised. ``catch_sigint=False`` keeps
     Ctrl-C from ending a CP-SAT search early as if the time limit had passed
     (sweeps: the truncated result would be recorded as done). ``metrics`` adds
-    the utilization columns of the schedule.
+    the utilization columns of the schedule. ``bounds``: the
+    :class:`solvers.Bounds` of the instance for a solver's AG variant, if the
+    caller has them (the solver then does not compute them again).
     """
     from themis.metrics import ideal_ns
 
@@ -285,14 +287,15 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
                                 runtime_s=res.wall_s, schedule=res.schedule,
                                 choice=res.schedule.meta.get("policy_choice"))
         elif method.kind == Kind.SOLVER:
-            out = _run_solver(instance, method, catch_sigint)
+            out = _run_solver(instance, method, catch_sigint, bounds)
         else:
             from solvers import bounds
 
             b = bounds(instance, ag_order=str(method.ag_order))
             out = method.result(Status.BOUND, lower_bound_ns=b.lb_ns, lb0_ns=b.lb0_ns,
                                 lb1_ns=b.lb1_ns, lb2_ns=b.lb2_ns, lb3_ns=b.lb3_ns,
-                                runtime_s=time.perf_counter() - t0)
+                                lb3_method=str(b.lb3_method),
+                                runtime_s=time.perf_counter() - t0, detail=b)
     except InputError:
         raise
     except Exception as err:  # a method failing must not lose the other results
@@ -311,9 +314,8 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
     return out
 
 
-def _run_solver(instance: Instance, method: Method, catch_sigint: bool) -> MethodResult:
-    import solvers
-
+def _run_solver(instance: Instance, method: Method, catch_sigint: bool,
+                bounds: Any) -> MethodResult:
     extra: dict[str, Any] = json.loads(method.solver_params) if method.solver_params else {}
     if method.name == IMPROVE:
         from solvers.improve import improve
@@ -322,22 +324,29 @@ def _run_solver(instance: Instance, method: Method, catch_sigint: bool) -> Metho
         # method's wall-clock time limit is not passed on.
         res = improve(instance, **extra)
     else:
-        res = _solve(solvers, instance, method, extra, catch_sigint)
+        res = _solve(instance, method, extra, catch_sigint, bounds)
     valid = bool(res.valid) if res.schedule is not None else True
     status = Status(res.status) if valid else Status.INVALID
     return method.result(status, makespan_ns=res.makespan_ns,
                          lower_bound_ns=res.lower_bound_ns, valid=valid,
                          runtime_s=float(res.runtime_s), schedule=res.schedule,
-                         choice=res.meta.get("start") if method.name == IMPROVE else None)
+                         choice=res.meta.get("start") if method.name == IMPROVE else None,
+                         stopped_by=str(res.meta.get("stopped_by") or "") or None,
+                         reason=getattr(res, "reason", "") or None, detail=res)
 
 
-def _solve(solvers: Any, instance: Instance, method: Method, extra: dict[str, Any],
-           catch_sigint: bool) -> Any:
+def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigint: bool,
+           bounds: Any) -> Any:
+    """:func:`solvers.solve` with the method's limit, AG variant, threads and parameters."""
+    import solvers
+
+    params = solvers.SolverParams(time_limit_s=method.time_limit_s or 10.0,
+                                  ag_order=str(method.ag_order))
+    if method.threads is not None:
+        extra["threads"] = method.threads
     if method.name == "cpsat" and not catch_sigint:
         extra.setdefault("catch_sigint_signal", False)
-    return solvers.solve(instance, solver=method.name,
-                         time_limit_s=method.time_limit_s or 10.0,
-                         ag_order=str(method.ag_order), threads=method.threads, **extra)
+    return solvers.solve(instance, method.name, params.with_overrides(extra), bounds=bounds)
 
 
 __all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE", "SCHEDULED_POLICIES", "Method",

@@ -111,7 +111,7 @@ class InstanceInfo:
 #: Columns of MethodResult stored as JSON text in the database.
 _JSON_FIELDS = ("dim_utilization", "dim_bytes", "routes", "versions")
 #: Fields that are not database columns.
-_NOT_STORED = ("schedule", "best_ns", "best_lower_bound_ns", "proven_optimal", "gap",
+_NOT_STORED = ("schedule", "detail", "best_ns", "best_lower_bound_ns", "proven_optimal", "gap",
                "gap_bound")
 
 
@@ -138,6 +138,7 @@ class MethodResult:
     lb1_ns: float | None = None
     lb2_ns: float | None = None
     lb3_ns: float | None = None
+    lb3_method: str | None = None     # optimal | node-limit | lp (deterministic, see solvers)
     ideal_ns: float | None = None
     bw_utilization: float | None = None
     dim_utilization: list[float] | None = None
@@ -148,12 +149,15 @@ class MethodResult:
     threads: int | None = None
     solver_params: str | None = None  # JSON of the solver parameters asked for
     choice: str | None = None  # a planning policy's winning candidate (portfolio), improve's start
+    stopped_by: str | None = None     # wall | deterministic | nodes: what ended a search
+    reason: str | None = None         # why a solver's status is not its plain answer
     valid: bool = True
     error: str | None = None
     versions: dict[str, str] | None = None
     host: str | None = None
     finished_at: str | None = None
     schedule: Schedule | None = field(default=None, repr=False, compare=False)
+    detail: Any = field(default=None, repr=False, compare=False)  # solvers.Bounds / Result
     best_ns: float | None = None
     best_lower_bound_ns: float | None = None
     proven_optimal: bool | None = None
@@ -166,6 +170,11 @@ class MethodResult:
         if self.kind != Kind.POLICY and self.ag_order != AgOrder.REVERSE:
             return f"{self.method} ({self.ag_order})"
         return self.method
+
+    @property
+    def reproducible(self) -> bool:
+        """Not ended by a wall-clock limit (a solver stopped by one depends on the machine)."""
+        return self.stopped_by != "wall"
 
     @property
     def ok(self) -> bool:

@@ -203,6 +203,13 @@ def solvers(data: ReportData) -> list[str]:
     if params:
         lines += ["Solver parameters (besides the time limit): "
                   + "; ".join(f"`{p}`" for p in params) + ".", ""]
+    wall = [r for i in instances for r in i.rows if r.kind == Kind.SOLVER
+            and not r.reproducible]
+    if wall:
+        lines += [f"{len(wall)} solver tasks were stopped by the wall-clock time limit: their "
+                  "results depend on the machine and its load (a deterministic budget, "
+                  "`solver_params.deterministic_time_s` or `node_limit`, makes them "
+                  "reproducible).", ""]
     pairs = []
     for i in instances:
         opt = {v: [r.makespan_ns for r in i.rows if r.kind == Kind.SOLVER
@@ -335,7 +342,9 @@ def per_instance(data: ReportData) -> list[str]:
             if r.kind == Kind.BOUND:
                 lbs = " / ".join(us(getattr(r, f"lb{k}_ns")) for k in range(4))
                 name = "bound" if r.ag_order == AgOrder.REVERSE else f"bound ({r.ag_order})"
-                rows.append([f"{name} (LB0/1/2/3)", lbs, str(r.status), "-", "-", "-",
+                status = str(r.status) if r.lb3_method in (None, "optimal") else \
+                    f"{r.status} (LB3 {r.lb3_method})"
+                rows.append([f"{name} (LB0/1/2/3)", lbs, status, "-", "-", "-",
                              f"{r.runtime_s or 0:.2f}"])
                 continue
             rows.append([r.name, us(r.makespan_ns),

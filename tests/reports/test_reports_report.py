@@ -134,13 +134,15 @@ def test_rerunning_a_report_command_reproduces_results_csv(tmp_path: Path) -> No
     from reports.report import RUN_COLUMNS, csv_differences
 
     spec = """
-        time_limit_s = 20
+        time_limit_s = 60
         threads = 1
         ag_order = ["reverse", "free"]
+        [solver_params]
+        deterministic_time_s = 5
         [[grid]]
         networks = ["small-2d"]
         sizes = ["16MiB"]
-        chunks = [2]
+        chunks = [2, 5]
         policies = ["themis", "baseline", "1,0"]
         intra = ["fifo", "scf"]
         solvers = ["cpsat"]
@@ -153,6 +155,10 @@ def test_rerunning_a_report_command_reproduces_results_csv(tmp_path: Path) -> No
         build_report(db, folder / "rep")
         csvs.append(folder / "rep" / "results.csv")
     assert csv_differences(*csvs) == []
+    with open(csvs[0], newline="") as f:
+        solved = [r for r in csv.DictReader(f) if r["kind"] == "solver"]
+    assert len(solved) == 4 and all(r["solver_params"] == '{"deterministic_time_s":5}'
+                                    and r["stopped_by"] != "wall" for r in solved)
     from reports.report.csvfile import main as check_main
 
     assert check_main([str(c) for c in csvs]) == 0
