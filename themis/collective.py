@@ -32,10 +32,15 @@ def canonical_collective(name: str) -> str:
 
 @dataclass(frozen=True)
 class Collective:
-    """A collective of ``size_bytes`` split into ``chunks`` chunks.
+    """A collective of ``size_bytes`` split ``chunks`` ways (model.md §3).
 
     ``size_bytes`` is the full buffer: the all-reduce buffer, the
     reduce-scatter input, the all-gather output (NCCL convention).
+    ``chunks`` is the number of splits, ASTRA-sim's ``preferred-dataset-splits``
+    (what ``--chunks`` gives): ``chunks`` chunks of floor(S / chunks) bytes,
+    plus one more chunk for a remainder. :attr:`chunk_count` is how many chunks
+    that makes; :meth:`chunking` and :meth:`describe_chunks` show both the
+    same way in every output.
     """
 
     kind: str
@@ -59,6 +64,38 @@ class Collective:
     def chunk_bytes(self) -> int:
         """The regular chunk size, floor(S / C)."""
         return self.size_bytes // self.chunks
+
+    @property
+    def splits(self) -> int:
+        """The requested number of splits (the ``chunks`` field)."""
+        return self.chunks
+
+    @property
+    def remainder_bytes(self) -> int:
+        """Size of the extra last chunk, S - C * floor(S / C) (0: no extra chunk)."""
+        return self.size_bytes - self.chunk_bytes * self.chunks
+
+    @property
+    def chunk_count(self) -> int:
+        """How many chunks the split makes: C, or C + 1 with a remainder."""
+        return self.chunks + (1 if self.remainder_bytes else 0)
+
+    def chunking(self) -> dict[str, object]:
+        """The split as JSON fields: ``splits``, ``chunk_count`` and ``chunk_sizes``
+        (``[{"bytes": b, "count": n}, ...]``, the regular size first)."""
+        sizes = [{"bytes": self.chunk_bytes, "count": self.chunks}]
+        if self.remainder_bytes:
+            sizes.append({"bytes": self.remainder_bytes, "count": 1})
+        return {"splits": self.splits, "chunk_count": self.chunk_count, "chunk_sizes": sizes}
+
+    def describe_chunks(self) -> str:
+        """E.g. ``7 chunks (6 splits: 6 x 1000 B + 1 x 5 B)`` or ``4 chunks of 1 KiB``."""
+        from topologies.units import format_size
+
+        if not self.remainder_bytes:
+            return f"{self.chunk_count} chunks of {format_size(self.chunk_bytes)}"
+        return (f"{self.chunk_count} chunks ({self.splits} splits: {self.chunks} x "
+                f"{format_size(self.chunk_bytes)} + 1 x {format_size(self.remainder_bytes)})")
 
     def chunk_sizes(self) -> list[int]:
         """Sizes of all chunks: C chunks of floor(S/C), plus one for a remainder."""

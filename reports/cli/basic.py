@@ -180,7 +180,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "timing": args.timing,
             "collective": collective.kind,
             "size_bytes": collective.size_bytes,
-            "chunks": inputs.chunks,
+            "chunks": collective.chunk_count,
+            **collective.chunking(),
             "active_chunks": k,
             "npus": inputs.network.npus,
             "stages": m.stages,
@@ -190,8 +191,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "wall_s": wall_s,
         } | ({"portfolio_choice": choice} if choice else {}))
         return 0
-    print(f"{collective.kind} of {inputs.size_bytes} bytes in {inputs.chunks} chunks on "
-          f"{inputs.network.describe()} ({inputs.network.npus} NPUs)")
+    print(f"{collective.kind} of {inputs.size_bytes} bytes in {collective.describe_chunks()} "
+          f"on {inputs.network.describe()} ({inputs.network.npus} NPUs)")
     print(f"policy {policy.name}, intra {intra}, timing {args.timing}, k = {k}")
     if choice:
         print(f"chosen candidate: {choice}")

@@ -126,11 +126,12 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         plot_gantt(result.schedule, path=args.gantt)
     if args.json:
-        out = result.to_dict()
+        out = result.to_dict() | instance.collective.chunking()
         out["instance"] = instance.to_dict()
         print_json(out)
         return 0
-    print(f"all-reduce of {instance.size_bytes} bytes in {result.chunks} chunks on "
+    print(f"all-reduce of {instance.size_bytes} bytes in "
+          f"{instance.collective.describe_chunks()} on "
           f"{instance.network.describe()} ({instance.network.npus} NPUs), "
           f"AG order {result.ag_order}")
     gap = result.gap
@@ -166,13 +167,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     b = bounds(instance, args.ag_order)
     if args.json:
-        out = b.to_dict()
+        out = b.to_dict() | instance.collective.chunking()
         out["instance"] = instance.to_dict()
         print_json(out)
         return 0
     print(f"lower bounds for an all-reduce of {instance.size_bytes} bytes in "
-          f"{instance.chunks} chunks on {instance.network.describe()}, AG order {args.ag_order} "
-          "(valid for this AG variant only)")
+          f"{instance.collective.describe_chunks()} on {instance.network.describe()}, "
+          f"AG order {args.ag_order} (valid for this AG variant only)")
     print(format_table(["bound", "us", "what"], [
         ["LB0", b.lb0_ns / 1e3, "ideal bandwidth"],
         ["LB1", b.lb1_ns / 1e3, "largest chunk alone on its best route"],
