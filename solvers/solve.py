@@ -70,9 +70,13 @@ def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
 def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
                 hint: Schedule | Sequence[Schedule] | None,
                 params: SolverParams, t0: float) -> tuple[dict[str, Schedule], dict]:
-    """The hint candidates; simulations stop at 30% of the time limit (after one)."""
+    """The hint candidates; simulations stop at 30% of the time limit (after one).
+
+    With a deterministic budget every candidate runs (the hint must not depend
+    on the machine's speed).
+    """
     meta: dict = {}
-    soft = t0 + 0.3 * params.time_limit_s
+    soft = float("inf") if params.deterministic else t0 + 0.3 * params.time_limit_s
     if hint is None:
         cands, errors = simulated_hints(instance, soft)
         if errors:
