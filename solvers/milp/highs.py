@@ -35,6 +35,17 @@ def _highs_class():
                     lp.solverModel.setSolution(sol)
                 lp.solverModel.run()
 
+            def findSolutionValues(self, lp):  # noqa: N802 - PuLP's name
+                # PuLP maps only some statuses; a node limit (kSolutionLimit) is not one.
+                # The values are assigned before the lookup fails; run_highs reads the
+                # status from the Highs object itself.
+                try:
+                    return super().findSolutionValues(lp)
+                except KeyError:
+                    feasible = lp.solverModel.getInfo().primal_solution_status == 2
+                    return (pulp.LpStatusNotSolved, pulp.LpSolutionIntegerFeasible
+                            if feasible else pulp.LpSolutionNoSolutionFound)
+
         _HIGHS_CLS = HiGHSWarm
     return _HIGHS_CLS
 

@@ -36,11 +36,14 @@ def test_cpsat_on_a_deterministic_budget_repeats_exactly() -> None:
 
 
 def test_highs_on_a_node_limit_repeats_exactly() -> None:
-    params = SolverParams(time_limit_s=60, node_limit=20)
+    # One node: HiGHS stops with "solution limit", a status PuLP does not map.
+    params = SolverParams(time_limit_s=60, node_limit=1)
     inst = small(2, 4)
     runs = [solve(inst, "highs", params) for _ in range(2)]
     assert runs[0].makespan_ns == runs[1].makespan_ns
     assert runs[0].lower_bound_ns == runs[1].lower_bound_ns
+    assert runs[0].meta["stopped_by"] == "nodes" and runs[0].reason == ""
+    assert runs[0].meta["schedule_source"] == "solver"
 
 
 def test_cbc_crash_is_retried_without_the_warm_start(monkeypatch) -> None:
