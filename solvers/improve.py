@@ -133,7 +133,7 @@ def _replay_orders(schedule: Schedule, orders: dict):
                     plans=per_coll, dim_orders=orders, ag_order=schedule.ag_order)
 
 
-def _cpsat(instance: Instance, schedule: Schedule, dtime_s: float | None,
+def _cpsat(instance: Instance, schedule: Schedule, bnds: object, dtime_s: float | None,
            time_limit_s: float | None, seed: int) -> Result | None:
     """CP-SAT warm-started from ``schedule`` on a deterministic budget (None if unavailable).
 
@@ -151,7 +151,7 @@ def _cpsat(instance: Instance, schedule: Schedule, dtime_s: float | None,
 
         params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
                               seed=seed)
-        return solve(instance, "cpsat", hint=[schedule], params=params)
+        return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
     return None  # pragma: no cover - a solvers package without warm starts
 
 
@@ -187,7 +187,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     end = None if time_limit_s is None else t0 + time_limit_s
     deadline = None if end is None else t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
     coll, net, tm = instance.collective, instance.network, instance.timing
-    lb = bounds(instance).lb_ns
+    bnds = bounds(instance)
+    lb = bnds.lb_ns
     start = best_plan(coll, net, tm, intra_names())
     clock = _Clock(evaluations, deadline)
 
@@ -222,7 +223,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # 3. CP-SAT warm-started from the best schedule.
     if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL):
         left = None if end is None else max(0.05, end - time.perf_counter())
-        res = _cpsat(instance, best, cpsat_dtime_s, left, seed)
+        res = _cpsat(instance, best, bnds, cpsat_dtime_s, left, seed)
         if res is not None:
             meta["cpsat"] = {"status": res.status, "makespan_ns": res.makespan_ns,
                              "lower_bound_ns": res.lower_bound_ns}
