@@ -151,7 +151,10 @@ def _cpsat(instance: Instance, schedule: Schedule, bnds: object, dtime_s: float 
 
         params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
                               seed=seed)
-        return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
+        try:
+            return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
+        except InputError:  # e.g. a model too large to build: keep the search's schedule
+            return None
     return None  # pragma: no cover - a solvers package without warm starts
 
 
@@ -195,15 +198,27 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    # 1. routes: a local search under each discipline from its best portfolio plan.
+    # 1. routes: a local search under each discipline from its best portfolio plan
+    # (half the route budget, shared equally), then the best one continues.
     best_routes, intra, best_ns = start.routes, start.intra or "fifo", start.makespan_ns
     at_bound = best_ns <= lb * (1 + PROOF_TOL)  # nothing to gain (the makespan is exact)
     queues = [] if at_bound else list(intra_names())
-    share = int(evaluations * ROUTE_SHARE) // max(1, len(queues))
+    route_budget = int(evaluations * ROUTE_SHARE)
+    share = route_budget // 2 // max(1, len(queues))
+    found_by: dict[str, tuple[list, float]] = {}
     for q in queues:
         first = start if q == start.intra else best_plan(coll, net, tm, (q,))
         found = local_search(first.routes, all_routes(net), evaluator(coll, net, tm, q),
-                             share, seed=seed, start_ns=first.makespan_ns, stop=timed_out)
+                             share, seed=seed, start_ns=first.makespan_ns, stop=timed_out,
+                             shuffle=True)
+        clock.used += found.evaluations
+        found_by[q] = (found.routes, found.makespan_ns)
+    if found_by:
+        q = min(found_by, key=lambda k: (found_by[k][1], list(found_by).index(k)))
+        routes, ns = found_by[q]
+        found = local_search(routes, all_routes(net), evaluator(coll, net, tm, q),
+                             route_budget - clock.used, seed=seed + 1, start_ns=ns,
+                             stop=timed_out, shuffle=True)
         clock.used += found.evaluations
         if found.makespan_ns < best_ns * (1 - 1e-12):
             best_routes, intra, best_ns = found.routes, q, found.makespan_ns

@@ -62,12 +62,15 @@ def evaluator(collective: Collective, network: Network, timing: Timing, intra: s
 def local_search(routes: Sequence[Route], all_routes: Sequence[Route],
                  evaluate: Callable[[Sequence[Route]], float], budget: int,
                  seed: int = 0, start_ns: float | None = None,
-                 stop: Callable[[], bool] | None = None) -> SearchResult:
+                 stop: Callable[[], bool] | None = None,
+                 shuffle: bool = False) -> SearchResult:
     """Improve ``routes`` with at most ``budget`` calls of ``evaluate``.
 
     Never returns anything worse than the start (``start_ns``, its makespan,
     is evaluated if not given and then counts against the budget). ``stop``,
     if given, is asked before every evaluation (e.g. a wall-clock limit).
+    ``shuffle`` visits the chunks in a (seeded) random order in every pass
+    instead of chunk order (better coverage when the budget is below a pass).
     """
     rng = random.Random(seed)
     used = 0
@@ -88,7 +91,10 @@ def local_search(routes: Sequence[Route], all_routes: Sequence[Route],
         improved = True
         while improved and not done():
             improved = False
-            for i in range(n):
+            visit = list(range(n))
+            if shuffle:
+                rng.shuffle(visit)
+            for i in visit:
                 for r in all_routes:
                     if r == cur[i]:
                         continue
