@@ -164,3 +164,24 @@ def test_portfolio_never_slower_than_baseline_or_themis(spec, chunks, size) -> N
                         timing=tm).makespan_ns
         assert mine <= ref * (1 + 1e-12)
         assert free <= mine * (1 + 1e-12)
+
+
+def test_route_counts_do_not_depend_on_what_ran_before() -> None:
+    # HiGHS fixes its scheduler's thread count at the first run in a process; a
+    # bound computed first (default threads) once changed the route counts.
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from themis.instance import Instance\n"
+            "from themis.policies.route_mix import RouteLoads, route_counts\n"
+            "from topologies.presets import resolve_network\n"
+            "inst = Instance(resolve_network('4d-4096'), 62914560, 5, 10.0)\n"
+            "if sys.argv[1] == '1':\n"
+            "    import highspy\n"
+            "    h = highspy.Highs(); h.setOptionValue('output_flag', False); h.run()\n"
+            "L = RouteLoads.measure(inst.collective, inst.network, inst.timing)\n"
+            "print(route_counts(L), route_counts(L, heads_tails=False))\n")
+    outs = {subprocess.run([sys.executable, "-c", code, flag], capture_output=True, text=True,
+                           check=True).stdout.splitlines()[-1] for flag in ("0", "1")}
+    assert len(outs) == 1
