@@ -7,7 +7,8 @@ message of a stage (timing.md's formulas, ``astra-sim-1.0`` timing) is:
 
 * ring: the last of the n - 1 neighbour messages, N(D/n) (all-gather N(D));
 * direct: the slowest of the parallel messages, N*(D/n) (all-gather N*(D),
-  all-to-all N*(D/n));
+  all-to-all N*(D/n)); all-reduce: the round-2 message that arrives last
+  (:meth:`~themis.timing.astra10.AstraSim10Timing.direct_all_reduce`);
 * halvingDoubling: reduce-scatter the last halving step N(D / 2^k, 2^(k-1)),
   all-gather the last doubling step N(2^(k-1) D, 1), all-reduce N(D / 2, 1).
 
@@ -35,6 +36,8 @@ def last_message_ns(timing: Timing, phase: str, dim: int, m: float) -> float:
     if dm.algorithm == "ring":
         return float(timing._message(dm, part, 1)[0])  # noqa: SLF001
     if dm.algorithm == "direct":
+        if phase == "AR":
+            return float(timing.direct_all_reduce(dm, part, 0)[1])
         return float(timing._direct(dm, part)[0])  # noqa: SLF001
     k = dm.k
     if phase == "RS":
