@@ -7,8 +7,9 @@ endpoint delay d = 10 ns, every algorithm ``direct``, one chunk per collective
 * one message of m bytes to the farthest partner: N* = L * hops + floor(m / BW),
   hops 2 on both dimensions (Ring: min(s, 4 - s) <= 2; Switch: 2), BW = scalar
   x link bandwidth (Ring: 2 links, even, so 2 x 100; Switch: 1 x 25), GB = 2^30;
-* RS(D) = 2d + N*(D/4) + R, AG(D) = 2d + N*(D), AR(D) = 3d + 2 N*(D/4) + R,
-  all-to-all A2A(D) = 2d + N*(D/4) (no reduction), R = 0 below 2 MB.
+* RS(D) = 2d + N*(D/4) + R, AG(D) = 2d + N*(D), all-to-all A2A(D) = 2d + N*(D/4)
+  (no reduction), AR(D) = 3d + 2 N*(D/4) + R on the Switch and 1 ns less on the
+  Ring (see :func:`ar`), R = 0 below 2 MB.
 
 An all-reduce over both dimensions (baseline, localBWAware): RS on 0, AR on 1,
 AG on 0.
@@ -41,9 +42,17 @@ def n_star(dim: int, m: int) -> int:
 
 
 def ar(dim: int, size: int) -> int:
-    """A direct all-reduce stage on one dimension."""
+    """A direct all-reduce stage on one dimension.
+
+    Switch: 3d + 2N*. Ring 4 (partners 1, 2, 1 hops away, N(h) = h + s): round 1
+    arrives at d + 1 + s (twice) and d + 2 + s; processing ends d later. The first
+    one after the last arrival (2d + 1 + s) sends to partner 1, the second (same
+    time) to partner 2 (2 hops: arrives 2d + 3 + 2s), the third (2d + 2 + s) to
+    partner 3 (1 hop: 2d + 3 + 2s); the stage ends d later: 3d + 3 + 2s, one ns
+    below 3d + 2N* = 3d + 4 + 2s.
+    """
     assert size < 2_000_000
-    return 3 * D_NS + 2 * n_star(dim, size // 4)
+    return 3 * D_NS + 2 * n_star(dim, size // 4) - (1 if dim == 0 else 0)
 
 
 def ar_both(size: int) -> int:
