@@ -95,3 +95,29 @@ def test_time_limit_covers_the_whole_solve() -> None:
     res = solve(Instance(large().network, 64 * MiB, 256), "cpsat", time_limit_s=1.0)
     assert res.runtime_s < 2.5
     assert res.schedule is not None and res.valid is True
+
+
+def _highs_pool(threads: int) -> None:
+    """Set HiGHS's process-wide thread pool (what an earlier HiGHS run leaves behind)."""
+    import highspy
+
+    from solvers.highs_model import new_highs
+
+    highspy.Highs.resetGlobalScheduler(True)
+    h = new_highs()
+    h.setOptionValue("threads", threads)
+    h.addVars(1, [0.0], [1.0])
+    h.run()
+
+
+def test_lb3_does_not_depend_on_what_ran_before() -> None:
+    # HiGHS's MIP path depends on the thread count of its process-wide pool, fixed by
+    # the process's first run; LB3's MIP resets it to one thread. (Without the reset
+    # this instance's LB3 MIP takes a different path: the node counts differ.)
+    from topologies.presets import resolve_network
+
+    inst = Instance(resolve_network("3d_switch"), 64 * MiB, 256, endpoint_delay_ns=10)
+    _highs_pool(2)
+    a = bounds(inst, node_limit=300)
+    _highs_pool(1)
+    assert bounds(inst, node_limit=300) == a
