@@ -4,7 +4,7 @@ The candidates are route assignments from cheap rules, each simulated under
 every discipline the caller allows (``fifo``, ``scf``, ``lrw`` when ``--intra``
 leaves the choice open):
 
-- ``baseline``, ``themis``, ``round-robin``;
+- ``baseline``, ``themis``, ``round-robin`` (up to :data:`SCREEN_CHUNKS` chunks);
 - ``guarded`` (min-max projected load in ns, :mod:`themis.policies.guarded`);
 - ``lb-mix`` layouts of the LB3-like route counts (interleaved or in blocks,
   routes ordered by count, index, head or tail) and of the LB2 (no head/tail)
@@ -54,7 +54,7 @@ POLISH_BUDGET = 150
 #: only the :data:`SCREEN_TOP` best of them under the others.
 SCREEN_CHUNKS = 128
 SCREEN_ORDER = ("scf", "lrw", "fifo")
-SCREEN_TOP = 3
+SCREEN_TOP = 2
 #: Candidates always simulated under every allowed discipline (the guarantee).
 REFERENCES = ("baseline", "themis")
 
@@ -139,9 +139,10 @@ def candidates(collective: Collective, network: Network, timing: Timing,
         ("baseline", [tuple(network.active_dims)] * n),
         ("themis", Themis().routes(collective, network)),
         ("guarded", guarded_routes(loads)),
-        ("round-robin", RoundRobin().routes(collective, network)),
     ]
     large = n > SCREEN_CHUNKS
+    if not large:  # round-robin never won on the at-scale set
+        out.append(("round-robin", RoundRobin().routes(collective, network)))
     counts3 = route_counts(loads)
     for layout in ("interleave", "blocks"):
         for order in ("count", "index", "head") if large else ("count", "index", "head", "tail"):
