@@ -36,6 +36,9 @@ from topologies.errors import InputError
 
 #: A makespan within this relative distance of the lower bound is proven optimal.
 PROOF_TOL = 1e-8
+#: The searches stop once the makespan is within this relative distance of the lower
+#: bound (nothing worth a simulation is left; the bounds are deterministic).
+TARGET_GAP = 1e-4
 #: Share of the evaluations spent on routes (the rest on dimension orders).
 ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
@@ -201,7 +204,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # 1. routes: a local search under each discipline from its best portfolio plan
     # (half the route budget, shared equally), then the best one continues.
     best_routes, intra, best_ns = start.routes, start.intra or "fifo", start.makespan_ns
-    at_bound = best_ns <= lb * (1 + PROOF_TOL)  # nothing to gain (the makespan is exact)
+    target = lb * (1 + TARGET_GAP)
+    at_bound = best_ns <= target  # nothing worth searching for
     queues = [] if at_bound else list(intra_names())
     route_budget = int(evaluations * ROUTE_SHARE)
     share = route_budget // 2 // max(1, len(queues))
@@ -210,15 +214,17 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
         first = start if q == start.intra else best_plan(coll, net, tm, (q,))
         found = local_search(first.routes, all_routes(net), evaluator(coll, net, tm, q),
                              share, seed=seed, start_ns=first.makespan_ns, stop=timed_out,
-                             shuffle=True)
+                             shuffle=True, target_ns=target)
         clock.used += found.evaluations
         found_by[q] = (found.routes, found.makespan_ns)
+        if found.makespan_ns <= target:
+            break
     if found_by:
         q = min(found_by, key=lambda k: (found_by[k][1], list(found_by).index(k)))
         routes, ns = found_by[q]
         found = local_search(routes, all_routes(net), evaluator(coll, net, tm, q),
                              route_budget - clock.used, seed=seed + 1, start_ns=ns,
-                             stop=timed_out, shuffle=True)
+                             stop=timed_out, shuffle=True, target_ns=target)
         clock.used += found.evaluations
         if found.makespan_ns < best_ns * (1 - 1e-12):
             best_routes, intra, best_ns = found.routes, q, found.makespan_ns
@@ -228,7 +234,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                    plans=[[stage_plan(coll.kind, r) for r in best_routes]])
     best = sim.schedule
     # 2. dimension orders (the remaining evaluations).
-    if not at_bound:
+    if best.makespan_ns > target:
         best = _order_search(best, clock)
     meta: dict = {"start": start.label, "start_ns": start.makespan_ns,
                   "search_ns": best.makespan_ns, "evaluations": clock.used,

@@ -63,7 +63,7 @@ def local_search(routes: Sequence[Route], all_routes: Sequence[Route],
                  evaluate: Callable[[Sequence[Route]], float], budget: int,
                  seed: int = 0, start_ns: float | None = None,
                  stop: Callable[[], bool] | None = None,
-                 shuffle: bool = False) -> SearchResult:
+                 shuffle: bool = False, target_ns: float | None = None) -> SearchResult:
     """Improve ``routes`` with at most ``budget`` calls of ``evaluate``.
 
     Never returns anything worse than the start (``start_ns``, its makespan,
@@ -71,19 +71,21 @@ def local_search(routes: Sequence[Route], all_routes: Sequence[Route],
     if given, is asked before every evaluation (e.g. a wall-clock limit).
     ``shuffle`` visits the chunks in a (seeded) random order in every pass
     instead of chunk order (better coverage when the budget is below a pass).
+    The search ends early once a makespan of at most ``target_ns`` is found.
     """
     rng = random.Random(seed)
     used = 0
-
-    def done() -> bool:
-        return used >= budget or (stop is not None and stop())
-
     cur = list(routes)
     if start_ns is None:
         start_ns = evaluate(cur)
         used += 1
     cur_t = start_ns
     best, best_t = list(cur), cur_t
+
+    def done() -> bool:
+        return (used >= budget or (stop is not None and stop())
+                or (target_ns is not None and min(cur_t, best_t) <= target_ns))
+
     n = len(cur)
 
     def descend() -> None:
