@@ -29,11 +29,13 @@ def hint_methods() -> list[tuple[str, str | None]]:
     """(policy, discipline) pairs of the default hint: every registered one by name.
 
     A policy that chooses its discipline itself (``chooses_intra``, such as
-    ``portfolio``) runs once with ``None`` (its own choice among all).
+    ``portfolio``) runs once with ``None`` (its own choice among all), and
+    first, so that a short time limit still gets it.
     """
     from themis.policies import make_policy
 
-    out: list[tuple[str, str | None]] = []
+    first: list[tuple[str, str | None]] = []
+    rest: list[tuple[str, str | None]] = []
     for p in policy_names():
         if p in _NEEDS_OPTIONS:
             continue
@@ -41,8 +43,11 @@ def hint_methods() -> list[tuple[str, str | None]]:
             chooses = bool(getattr(make_policy(p), "chooses_intra", False))
         except Exception:  # a policy that cannot be built by name is no hint
             continue
-        out += [(p, None)] if chooses else [(p, q) for q in intra_names()]
-    return out
+        if chooses:
+            first.append((p, None))
+        else:
+            rest += [(p, q) for q in intra_names()]
+    return first + rest  # planning policies first: the strongest when time is short
 
 
 def simulated_hints(instance: Instance, deadline: float = float("inf")
