@@ -273,12 +273,15 @@ def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str
     fig, axes = new_figure(4.2 * ncols, 3.6 * nrows, nrows=nrows, ncols=ncols)
     for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
         data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
-                    "bound": got[w, n, labels[0]].ideal_speedup}
+                    "bound (Ideal)": got[w, n, labels[0]].ideal_speedup}
                 for w, n in _cases(rows) if w == wname}
-        plot_speedups(data, ax=ax, title=wname, legend=i == 0,
+        spare = len(axes) > len(workloads)
+        plot_speedups(data, ax=ax, title=wname, legend=i == 0 and not spare,
                       ylabel="speed-up over baseline/fifo" if i % ncols == 0 else "")
     for ax in axes[len(workloads):]:
         ax.set_axis_off()
+    if len(axes) > len(workloads):
+        axes[-1].legend(*axes[0].get_legend_handles_labels(), loc="center", fontsize=10)
     fig.suptitle("Training iteration speed-up over baseline/fifo by workload and network "
                  f"({TIMING} timing)")
     save_figure(fig, out / "speedups.png")
@@ -358,6 +361,16 @@ gives 1.00x), and several bundled workloads move little data per iteration
 (collective MB: {mbytes}), where latency rather than bandwidth decides and
 balancing the dimensions cannot help. The maxima, on bandwidth-bound cases, are
 the better comparison with the paper's headline.
+
+Where themis is far slower than baseline (the MODEL-parallel MLP on dgx2, the
+case of `timeline.png`), the cause is ASTRA-sim's own Themis all-gather rule,
+reproduced here (reference timing.md): with a small load gap the route falls
+back to ascending order, so the slow dimension carries the all-gather's last
+and largest stage. One such all-gather alone shows it:
+`themis simulate dgx2 --collective all-gather --size 9633792 --chunks 64
+--timing astra-sim-1.0 --endpoint-delay 10` gives 348,092 ns under baseline
+and 1,608,967 ns under themis. themis-running and portfolio do not fall into
+it.
 
 ## What the runs show
 
