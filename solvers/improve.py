@@ -26,6 +26,7 @@ else ``feasible``.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from solvers.result import Result
@@ -116,10 +117,13 @@ def _order_search(schedule: Schedule, clock: _Clock) -> Schedule:
     return best
 
 
-def _moves(n: int) -> list[tuple[int, int]]:
-    """(from, to) insertion moves, nearest first (adjacent swaps are distance 1)."""
-    return sorted(((i, j) for i in range(n) for j in range(n) if i != j),
-                  key=lambda m: (abs(m[0] - m[1]), m[0], m[1]))
+def _moves(n: int) -> Iterator[tuple[int, int]]:
+    """(from, to) insertion moves, nearest first (adjacent swaps are distance 1), lazily."""
+    for dist in range(1, n):
+        for i in range(n):
+            for j in (i - dist, i + dist):
+                if 0 <= j < n:
+                    yield i, j
 
 
 def _replay_orders(schedule: Schedule, orders: dict):
