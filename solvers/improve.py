@@ -37,22 +37,22 @@ from topologies.errors import InputError
 
 #: A makespan within this relative distance of the lower bound is proven optimal.
 PROOF_TOL = 1e-8
-#: The searches stop once the makespan is within this relative distance of the lower
-#: bound (nothing worth a simulation is left; the bounds are deterministic).
+#: By default the searches stop once the makespan is within this relative distance of
+#: the lower bound (nothing worth a simulation is left; the bounds are deterministic).
 TARGET_GAP = 1e-4
 #: Share of the evaluations spent on routes (the rest on dimension orders).
 ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
-PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed")
+PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap")
 DEFAULT_EVALUATIONS = 2000
 
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
     """A table of :func:`improve` parameters (``evaluations``, ``cpsat_dtime_s``,
-    ``seed``), checked: every bad key or value is an :class:`InputError` naming it."""
+    ``seed``, ``target_gap``), checked: every bad key or value is an
+    :class:`InputError` naming it."""
     if not isinstance(value, dict):
-        raise InputError("must be a table (evaluations, cpsat_dtime_s, seed)", where, value,
-                         file)
+        raise InputError(f"must be a table ({', '.join(PARAM_KEYS)})", where, value, file)
     for k, v in value.items():
         key = f"{where}.{k}"
         if k not in PARAM_KEYS:
@@ -61,6 +61,9 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         if k in ("evaluations", "seed"):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise InputError("must be an integer >= 0", key, v, file)
+        elif k == "target_gap":
+            if isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < 1:
+                raise InputError("must be a relative gap in [0, 1)", key, v, file)
         elif isinstance(v, bool) or not isinstance(v, int | float) or not 0 <= v < float("inf"):
             raise InputError("must be a number of deterministic seconds >= 0", key, v, file)
     return dict(value)
@@ -166,13 +169,16 @@ def _cpsat(instance: Instance, schedule: Schedule, bnds: object, dtime_s: float 
 
 
 def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,
-            time_limit_s: float | None = None, seed: int = 0) -> Result:
+            time_limit_s: float | None = None, seed: int = 0,
+            target_gap: float = TARGET_GAP) -> Result:
     """Improve ``instance``'s best practical schedule (see the module docstring).
 
     ``evaluations``: simulator runs of the local searches; ``cpsat_dtime_s``:
     CP-SAT's deterministic time (0: no CP-SAT; ``None``: CP-SAT limited by
     the wall clock only, which needs ``time_limit_s``); ``time_limit_s``: an
-    optional wall-clock cap (the searches get half of it when CP-SAT runs).
+    optional wall-clock cap (the searches get half of it when CP-SAT runs);
+    ``target_gap``: the local searches stop (or do not start) once the makespan
+    is within this relative distance of the lower bound (CP-SAT still runs).
     """
     from solvers.bounds import bounds
     from themis.plans import stage_plan
@@ -208,7 +214,10 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # 1. routes: a local search under each discipline from its best portfolio plan
     # (half the route budget, shared equally), then the best one continues.
     best_routes, intra, best_ns = start.routes, start.intra or "fifo", start.makespan_ns
-    target = lb * (1 + TARGET_GAP)
+    if isinstance(target_gap, bool) or not isinstance(target_gap, int | float) \
+            or not 0 <= target_gap < 1:
+        raise InputError("must be a relative gap in [0, 1)", "target-gap", target_gap)
+    target = lb * (1 + target_gap)
     at_bound = best_ns <= target  # nothing worth searching for
     queues = [] if at_bound else list(intra_names())
     route_budget = int(evaluations * ROUTE_SHARE)

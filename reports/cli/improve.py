@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
                    metavar="S", help="wall-clock limit (results then depend on the machine)")
     p.add_argument("--seed", type=int_arg("--seed"), default=0, help="search seed (default 0)")
+    p.add_argument("--target-gap", type=float_arg("--target-gap"), default=1e-4, metavar="G",
+                   help="stop searching once within this relative gap of the lower bound "
+                        "(default 1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart")
@@ -51,7 +54,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
     from solvers.improve import improve
 
     result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
-                     time_limit_s=args.time_limit, seed=args.seed)
+                     time_limit_s=args.time_limit, seed=args.seed, target_gap=args.target_gap)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:
