@@ -59,7 +59,7 @@ def simulate_astra(
     discipline ASTRA-sim 1.0 does not have, or a network the timing rejects.
     """
     # late import: the simulator imports the timing registry
-    from themis.simulator import policy_routes, simulate
+    from themis.simulator import policy_choice, simulate
     from themis.timing import make_timing
 
     kind = collective.kind
@@ -82,8 +82,9 @@ def simulate_astra(
                 else DEFAULT_ENDPOINT_DELAY_NS)
     # A planning policy (guarded, lb-mix, portfolio) measures with this run's timing.
     timing = make_timing(NAME, network, system.algorithms_for(kind), endpoint)
-    routes = policy_routes(policy, collective, network, timing, (intra,),
+    choice = policy_choice(policy, collective, network, timing, (intra,),
                            system.active_chunks or 1)
+    routes = choice.routes
     lbw = system.local_bw_aware
     # Sys::generate_collective: without localBWAware a whole all-reduce on every
     # dimension; with it, Themis runs RS then AG back, the others one AR on the
@@ -108,5 +109,7 @@ def simulate_astra(
         plans=[plans],
     )
     res.schedule.meta["policy"] = policy.name
+    if choice.label and choice.label != policy.name:
+        res.schedule.meta["policy_choice"] = choice.label
     res.routes = [list(routes)]
     return res
