@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from functools import partial
 
 from themis.disciplines import Discipline, PriorityDiscipline
 from themis.disciplines.base import SID_BITS, SID_MASK, TIE_TOP
@@ -155,7 +156,9 @@ def run_events(
     ndims = len(queues)
     free = [active_chunks] * ndims
     waiting = [0] * ndims
-    # Inline queues: every dimension has a PriorityDiscipline of one class (one key list).
+    # Queue entries: a PriorityDiscipline of one class on every dimension runs inline
+    # on int heaps (entry rank + tie + sid, see PriorityDiscipline); any other
+    # discipline is called through its push / pop with entry = sid (rank and tie 0).
     prio = bool(queues) and all(type(q) is type(queues[0]) for q in queues) \
         and isinstance(queues[0], PriorityDiscipline)
     if prio:
@@ -163,9 +166,13 @@ def run_events(
         qkey = type(queues[0]).shifted_ranks(table)  # type: ignore[attr-defined]
         newest = queues[0].newest_first  # type: ignore[attr-defined]
         qstep = -(1 << SID_BITS) if newest else 1 << SID_BITS
-        qseq = TIE_TOP if newest else 0  # queue order (ties), see PriorityDiscipline
-    pops = [q.pop for q in queues]
-    pushes = [q.push for q in queues]
+        qseq = TIE_TOP if newest else 0
+        pushes = [partial(heapq.heappush, h) for h in heaps]
+        pops = [partial(heapq.heappop, h) for h in heaps]
+    else:
+        qkey, qstep, qseq = [0] * n, 0, 0
+        pushes = [q.push for q in queues]
+        pops = [q.pop for q in queues]
     exclusive = isinstance(resource, Exclusive)
     if not exclusive:
         assert isinstance(resource, Shared)
@@ -181,13 +188,12 @@ def run_events(
     def dispatch(d: int, t: float) -> None:
         # Start stages on d while it has a free slot and its discipline offers one.
         nonlocal seq
+        pop = pops[d]
         while free[d] and waiting[d]:
-            if prio:
-                sid = heappop(heaps[d]) & SID_MASK
-            else:
-                sid = pops[d]()
-                if sid is None:
-                    break
+            entry = pop()
+            if entry is None:  # a discipline that holds back its waiting stages
+                break
+            sid = entry & SID_MASK
             free[d] -= 1
             waiting[d] -= 1
             start[sid] = t
@@ -204,11 +210,8 @@ def run_events(
         if code < 0:  # an issue: queue the first stage of every chunk
             for sid in first_sids[-code - 1]:
                 d = s_dim[sid]
-                if prio:
-                    qseq += qstep
-                    heappush(heaps[d], qkey[sid] + qseq + sid)
-                else:
-                    pushes[d](sid)
+                qseq += qstep
+                pushes[d](qkey[sid] + qseq + sid)
                 waiting[d] += 1
                 if free[d]:
                     dispatch(d, t)
@@ -220,27 +223,13 @@ def run_events(
             if not s_last[code]:
                 sid = code + 1
                 d2 = s_dim[sid]
-                if prio:
-                    qseq += qstep
-                    heappush(heaps[d2], qkey[sid] + qseq + sid)
-                else:
-                    pushes[d2](sid)
+                qseq += qstep
+                pushes[d2](qkey[sid] + qseq + sid)
                 waiting[d2] += 1
                 if d2 != d and free[d2]:
                     dispatch(d2, t)
-            # dispatch(d, t), written out: d has a free slot now
-            while waiting[d] and free[d]:
-                if prio:
-                    sid = heappop(heaps[d]) & SID_MASK
-                else:
-                    sid = pops[d]()
-                    if sid is None:
-                        break
-                free[d] -= 1
-                waiting[d] -= 1
-                start[sid] = t
-                seq += 1
-                heappush(heap, (t + s_dur[sid], base[d] + seq, sid))
+            if waiting[d]:
+                dispatch(d, t)
             continue
         got = complete(t, code)
         if got is None:  # a stale event
@@ -252,11 +241,8 @@ def run_events(
             end[sid] = t
             if not s_last[sid]:
                 d2 = s_dim[sid + 1]
-                if prio:
-                    qseq += qstep
-                    heappush(heaps[d2], qkey[sid + 1] + qseq + sid + 1)
-                else:
-                    pushes[d2](sid + 1)
+                qseq += qstep
+                pushes[d2](qkey[sid + 1] + qseq + sid + 1)
                 waiting[d2] += 1
                 touched.add(d2)
         for dd in sorted(touched):

@@ -61,20 +61,23 @@ def ideal_ns(network: Network, collectives: list[Collective]) -> float:
 
 
 def _union_length(starts: np.ndarray, ends: np.ndarray) -> float:
-    if len(starts) == 0:
+    """Length of the union of the intervals [start, end] (each end >= its start)."""
+    n = len(starts)
+    if n == 0:
         return 0.0
     order = np.argsort(starts, kind="stable")
     s, e = starts[order], ends[order]
     running_end = np.maximum.accumulate(e)
-    # A new busy block starts where a start lies after every earlier end.
-    new_block = np.empty(len(s), dtype=bool)
+    # A new busy block starts where a start lies after every earlier end; a block
+    # ends where the next begins, at the running end (its own largest end).
+    new_block = np.empty(n, dtype=bool)
     new_block[0] = True
-    new_block[1:] = s[1:] > running_end[:-1]
-    block_id = np.cumsum(new_block) - 1
-    block_start = s[new_block]
-    block_end = np.zeros(block_id[-1] + 1)
-    np.maximum.at(block_end, block_id, e)
-    return float(np.sum(block_end - block_start))
+    np.greater(s[1:], running_end[:-1], out=new_block[1:])
+    first = np.flatnonzero(new_block)
+    last = np.empty_like(first)
+    last[:-1] = first[1:] - 1
+    last[-1] = n - 1
+    return float(np.sum(running_end[last] - s[first]))
 
 
 def compute_metrics(
@@ -99,7 +102,7 @@ def compute_metrics(
     last_end = float(end.max()) if len(end) else 0.0
     makespan = last_end - min(schedule.issue_ns, default=0.0)
     ideal = ideal_ns(net, schedule.collectives)
-    present = set(np.unique(dim).tolist()) | set(net.active_dims)
+    present = set(columns[0]) | set(net.active_dims)
     dims = []
     for d in sorted(present):
         mask = dim == d

@@ -188,7 +188,8 @@ def simulate(
     """
     if options:
         try:
-            config = dataclasses.replace(config or SimConfig(), **options)  # type: ignore[arg-type]
+            config = (SimConfig(**options) if config is None  # type: ignore[arg-type]
+                      else dataclasses.replace(config, **options))  # type: ignore[arg-type]
         except TypeError as err:
             raise InputError(f"unknown simulation option ({err})", "options",
                              ", ".join(sorted(options))) from None
