@@ -110,6 +110,7 @@ class Engine:
         self.coll_end.append(-1.0)
         table = self.table
         blocks = self._blocks
+        firsts = []
         for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
             bkey = (kind, plan, size)
             hit = blocks.get(bkey)
@@ -124,7 +125,7 @@ class Engine:
                     m = mc[1].output_bytes
                 hit = blocks[bkey] = (StageTable.block(plan, costs), lasts)
             block, lasts = hit
-            first = table.add_block(cid, k, block)
+            firsts.append(table.add_block(cid, k, block))
             self.last_msg.extend(lasts)
             unsent = self.unsent
             for d, b in zip(block[0], block[3], strict=True):
@@ -135,6 +136,9 @@ class Engine:
             self.end.extend([-1.0] * n)
             self.coll.extend([cid] * n)
             self.chunk.extend([k] * n)
+        # The chunks' stages are all in the table (a discipline keyed on the table then
+        # reads it once per collective); they are still queued and served one at a time.
+        for first, plan in zip(firsts, plans, strict=True):
             d = plan[0][1]
             self.queues[d].push(first)
             self._serve(d, self.now)
