@@ -87,6 +87,11 @@ class Schedule:
         obj.__dict__["_make_stages"] = make_stages
         return obj
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Pickling or copying builds deferred stages first (a closure cannot be pickled).
+        _ = self.stages
+        return dict(self.__dict__)
+
     def __getattr__(self, name: str) -> Any:
         # Only reached when normal lookup fails: the stages of a deferred schedule.
         make = self.__dict__.get("_make_stages") if name == "stages" else None

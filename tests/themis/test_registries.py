@@ -113,3 +113,16 @@ def test_inline_priority_queues_match_their_push_and_pop(inner: str, k: int) -> 
             [(s.start_ns, s.end_ns) for s in b.schedule.stages]
     finally:
         del dbase._REGISTRY[f"test-wrapped-{inner}"]
+
+
+def test_a_simulated_schedule_pickles_and_copies() -> None:
+    # Its Stage records are built on first access; pickling and copying build them.
+    import copy
+    import pickle
+
+    net = Network((Dimension("Ring", 4, 50.0, 20.0), Dimension("Switch", 8, 25.0, 300.0)))
+    res = simulate(net, Collective("all-reduce", 8 << 20, 8), policy="themis", intra="scf")
+    again = pickle.loads(pickle.dumps(res.schedule))
+    assert again.stages == res.schedule.stages and len(again.stages) == 8 * 4
+    fresh = simulate(net, Collective("all-reduce", 8 << 20, 8), policy="themis", intra="scf")
+    assert copy.deepcopy(fresh.schedule).stages == res.schedule.stages
