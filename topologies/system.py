@@ -56,6 +56,10 @@ class SystemConfig:
     boost_mode: bool | None = None
     inter: str | None = None
     intra: str | None = None
+    #: ``all-to-all-implementation`` (what a training run's all-to-all uses).
+    all_to_all_algorithms: tuple[str, ...] | None = None
+    #: ``scheduling-policy``: ``LIFO`` (each new collective first) or ``FIFO``.
+    scheduling_policy: str | None = None
     source: str = ""
     unknown_keys: tuple[str, ...] = field(default=(), compare=False)
 

@@ -36,7 +36,6 @@ def test_fresh_astra_run(r: dict) -> None:
     net = parse_network_json(json.dumps(r["network"]), "net.json")
     system = parse_system("\n".join(f"{k}: {v}" for k, v in r["system"].items()), "sys.txt")
     cfg = TrainingConfig.from_system(system, passes=r["num_passes"],
-                                     scheduling_policy=r["system"]["scheduling-policy"],
                                      comm_scale=r["comm_scale"], compute_scale=r["compute_scale"])
     wl = load_workload(str(workloads_dir() / f"{r['workload']}.txt"))
     res = simulate_training(wl, net, cfg, bound=False)

@@ -28,8 +28,7 @@ def run_reference(r: dict):
     """Simulate reference run ``r`` with its own network, system and passes."""
     net = parse_network_json(json.dumps(r["network"]), "net.json")
     system = parse_system("\n".join(f"{k}: {v}" for k, v in r["system"].items()), "sys.txt")
-    cfg = TrainingConfig.from_system(system, passes=r["num_passes"],
-                                     scheduling_policy=r["system"]["scheduling-policy"])
+    cfg = TrainingConfig.from_system(system, passes=r["num_passes"])
     return simulate_training(load_workload(str(WORKLOADS[r["workload_file"]])), net, cfg)
 
 

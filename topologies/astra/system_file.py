@@ -28,8 +28,6 @@ __all__ = ["IMPLEMENTATION_KEYS", "SYSTEM_IGNORED_KEYS", "parse_system", "read_s
 SYSTEM_IGNORED_KEYS: frozenset[str] = frozenset(
     {
         # 1.0
-        "scheduling-policy",
-        "all-to-all-implementation",
         "broadcast-implementation",
         "direct-collective-window",
         "local-reduction-delay",
@@ -199,8 +197,9 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     ``collective-optimization`` (``baseline`` | ``localBWAware``),
     ``boost-mode`` (0/1), ``inter-dimension-scheduling`` and
     ``intra-dimension-scheduling`` (the aliases of
-    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case).
-    Known ASTRA-sim keys that do not matter here are ignored; unknown keys
+    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case);
+    for training runs ``scheduling-policy`` (LIFO | FIFO) and
+    ``all-to-all-implementation``. Known ASTRA-sim keys that do not matter here are ignored; unknown keys
     give a warning and are recorded in ``SystemConfig.unknown_keys``.
     """
     if not text.strip():
@@ -245,6 +244,11 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
                 "custom collective implementations (Chakra ET files) are not supported: only "
                 f"ASTRA-sim's native algorithms are modelled; give {key[:-7]} instead",
                 key, value, file)
+        elif key == "all-to-all-implementation":
+            fields["all_to_all_algorithms"] = _algorithms_setting(value, key, file)
+        elif key == "scheduling-policy":
+            fields["scheduling_policy"] = _alias_setting(
+                value, key, file, {"lifo": "LIFO", "fifo": "FIFO"}, "LIFO or FIFO")
         elif key in SYSTEM_IGNORED_KEYS:
             continue
         elif key not in unknown:
