@@ -199,8 +199,8 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     ``intra-dimension-scheduling`` (the aliases of
     :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case);
     for training runs ``scheduling-policy`` (LIFO | FIFO) and
-    ``all-to-all-implementation``. Known ASTRA-sim keys that do not matter here are ignored; unknown keys
-    give a warning and are recorded in ``SystemConfig.unknown_keys``.
+    ``all-to-all-implementation``. Known ASTRA-sim keys that do not matter here
+    are ignored; unknown keys give a warning and are recorded in ``SystemConfig.unknown_keys``.
     """
     if not text.strip():
         raise InputError("the file is empty (expected an ASTRA-sim system file)", "document",
