@@ -69,22 +69,8 @@ def test_compare_known_answers_with_a_fixed_route() -> None:
 
 
 def test_a_registered_policy_is_usable_from_compare_and_the_cli(
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        backwards_policy: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A policy registered in the test runs by its name, like in simulate."""
-    from dataclasses import dataclass
-
-    from themis.policies import base
-
-    @dataclass
-    class Backwards:
-        """Every chunk takes the active dimensions in descending order."""
-
-        name: str = "backwards"
-
-        def routes(self, collective, network):
-            return [tuple(reversed(network.active_dims))] * len(collective.chunk_sizes())
-
-    monkeypatch.setitem(base._POLICIES, "backwards", Backwards)
     from tests.solvers.solver_cases import binary_network
 
     inst = Instance(binary_network(), 8 << 20, 1)

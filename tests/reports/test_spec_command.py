@@ -63,19 +63,7 @@ def test_a_title_with_quotes_hashes_and_newlines_round_trips(tmp_path: Path, cap
 
 
 def test_spec_and_sweep_accept_routes_and_registered_policies(tmp_path: Path, capsys,
-                                                              monkeypatch) -> None:
-    from dataclasses import dataclass
-
-    from themis.policies import base
-
-    @dataclass
-    class Backwards:
-        name: str = "backwards"
-
-        def routes(self, collective, network):
-            return [tuple(reversed(network.active_dims))] * len(collective.chunk_sizes())
-
-    monkeypatch.setitem(base._POLICIES, "backwards", Backwards)
+                                                              backwards_policy) -> None:
     out = tmp_path / "spec.toml"
     assert main(["spec", "small-2d", "--chunks", "2", "--solvers", "", "--policies",
                  "backwards,1,0", "--intra", "fifo", "--out", str(out)]) == 0
