@@ -13,7 +13,7 @@ figures reproduce on any machine (only the times differ).
 
     python benchmarks/eval_policies.py                       # both sets, policies
     python benchmarks/eval_policies.py --set small --improve 1000 --cpsat-dtime 1
-    python benchmarks/eval_policies.py --set scale --improve 1000 --target-gap 0.001
+    python benchmarks/eval_policies.py --set scale --improve 10000 --target-gap 0.001
     python benchmarks/eval_policies.py --json out.json
 """
 
@@ -134,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target-gap", type=float, default=1e-4,
                     help="improve's target gap to the bound (the at-scale spec uses 0.001)")
     ap.add_argument("--limit", type=int, default=0, help="only the first N instances")
+    ap.add_argument("--networks", default="", help="only these networks (comma-separated)")
     ap.add_argument("--verbose", action="store_true", help="one line per instance")
     ap.add_argument("--json", metavar="FILE", help="write the summaries as JSON")
     args = ap.parse_args(argv)
@@ -144,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
     out: dict[str, list[dict]] = {}
     for name in (["small", "scale"] if args.set == "both" else [args.set]):
         cases = load_cases(SETS[name], scale=name == "scale")
+        if args.networks:
+            cases = [c for c in cases if c.network in args.networks.split(",")]
         if args.limit:
             cases = cases[:args.limit]
         methods = list(dict.fromkeys(["baseline", *policies]))
