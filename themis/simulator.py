@@ -141,7 +141,7 @@ def policy_choice(
         if sorted(r) != active:
             raise InputError(f"policy {policy.name} produced a route that is not a "
                              f"permutation of {active}", "route", r)
-    return PolicyChoice(routes, choice.intra, choice.label, choice.makespan_ns)
+    return PolicyChoice(routes, choice.intra, choice.label, choice.makespan_ns, choice.plan_s)
 
 
 def build_plans(
@@ -322,6 +322,8 @@ def run(
     )
     if choices and choices[0].label and choices[0].label != schedule.meta["policy"]:
         schedule.meta["policy_choice"] = choices[0].label
+    if any(c.plan_s for c in choices):
+        schedule.meta["plan_s"] = sum(c.plan_s for c in choices)
     metrics = compute_metrics(schedule, (table.dim, start, end, table.sent_bytes))
     return SimResult(schedule, metrics, time.perf_counter() - t0, all_routes)
 

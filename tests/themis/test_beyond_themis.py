@@ -141,6 +141,9 @@ def test_portfolio_is_cached_per_shape() -> None:
     coll = Collective("all-reduce", 4 * MiB, 4)
     first = best_plan(coll, net, tm, ("fifo",))
     assert best_plan(coll, net, tm, ("fifo",)) is first
+    assert first.plan_s > 0  # a cached run still reports what the plan cost
+    res = simulate(net, coll, policy="portfolio", intra="fifo", timing=tm)
+    assert res.schedule.meta["plan_s"] == first.plan_s
     assert best_plan(coll, net, tm, ("scf",)) is not first
 
 

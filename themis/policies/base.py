@@ -44,13 +44,15 @@ class PolicyChoice:
     it chose (one of the ``intra_options`` it was offered), or ``None`` to
     leave the caller's; ``label``: which candidate won (for reports);
     ``makespan_ns``: the makespan the policy measured for its choice, if it
-    simulated it.
+    simulated it; ``plan_s``: the seconds it took to compute the choice (its
+    original cost, also when a cache served it).
     """
 
     routes: list[Route]
     intra: str | None = None
     label: str = ""
     makespan_ns: float | None = None
+    plan_s: float = 0.0
 
 
 @runtime_checkable

@@ -31,6 +31,8 @@ training iteration pays once per shape.
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -194,6 +196,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
+    t0 = time.perf_counter()
     best: PolicyChoice | None = None
     best_by_intra: dict[str, PolicyChoice] = {}
     plan_of: dict[Route, tuple] = {}
@@ -242,6 +245,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
                                POLISH_BUDGET, start_ns=start.makespan_ns)
             if res.makespan_ns < best.makespan_ns:
                 best = PolicyChoice(res.routes, q, f"{start.label}+search", res.makespan_ns)
+    best = dataclasses.replace(best, plan_s=time.perf_counter() - t0)
     _CACHE[key] = best
     if len(_CACHE) > CACHE_SIZE:
         _CACHE.popitem(last=False)
