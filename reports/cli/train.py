@@ -40,16 +40,17 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--passes", type=int_arg("--passes"), default=None,
                    help="training passes, ASTRA-sim's --num-passes (default 1)")
     p.add_argument("--policy", default=None,
-                   help="inter-dimension policy, e.g. baseline | themis | themis-running "
-                        "(default: the system file's, else themis)")
+                   help="inter-dimension policy: baseline | themis | themis-running | "
+                        "portfolio | any registered policy (default: the system file's, "
+                        "else themis)")
     p.add_argument("--intra", default=None,
-                   help="intra-dimension discipline fifo | scf (default: the system file's, "
-                        "else fifo)")
+                   help="intra-dimension discipline, e.g. fifo | scf (default: the system "
+                        "file's, else fifo)")
     p.add_argument("--timing", default=None,
                    help="astra-sim-1.0 (default; reproduces ASTRA-sim 1.0) | alpha-beta")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
                    help="chunks per collective (default: the system file's "
-                        "preferred-dataset-splits)")
+                        "preferred-dataset-splits, else 64)")
     p.add_argument("--comm-scale", type=float_arg("--comm-scale"), default=None, metavar="X",
                    help="multiply every collective size (ASTRA-sim's --comm-scale, default 1)")
     p.add_argument("--compute-scale", type=float_arg("--compute-scale"), default=None,

@@ -58,6 +58,9 @@ def test_bad_workload_files(capsys, bad_files, file, expected) -> None:
     (["vgg16", "tpu", "--compute-scale", "-1"], "--compute-scale = -1.0"),
     (["vgg16", "tpu", "--compute-scale", "x"], "--compute-scale = 'x': not a number"),
     (["vgg16", "tpu", "--timeline", "t.gif"], "--timeline = 't.gif'"),
+    (["vgg16", "tpu", "--policy", "nope"], "policy = 'nope': unknown policy"),
+    (["vgg16", "tpu", "--intra", "nope"], "intra = 'nope'"),
+    (["vgg16", "tpu", "--timing", "nope"], "timing = 'nope': unknown timing model"),
 ])
 def test_bad_arguments(capsys, argv, expected) -> None:
     code, out, err = run(capsys, "train", *argv)
