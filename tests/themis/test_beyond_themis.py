@@ -8,7 +8,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from themis.checker import check
@@ -155,6 +155,10 @@ dims = st.tuples(st.sampled_from(["Ring", "Switch", "FullyConnected"]),
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(dims, min_size=2, max_size=3), st.integers(1, 6),
        st.sampled_from([240 * 1024, 6 * MiB]))
+# Found by hypothesis: free to choose, the polish from LRW's best start (40258 ns) lost
+# to the portfolio held to SCF (39782 ns) before the free choice took each alone too.
+@example([("Ring", 2, 100.0, 50.0), ("Switch", 2, 100.0, 50.0), ("Switch", 2, 100.0, 500.0)],
+         6, 6 * MiB)
 def test_portfolio_never_slower_than_baseline_or_themis(spec, chunks, size) -> None:
     net = Network(tuple(Dimension(k, p, b, a) for k, p, b, a in spec))
     coll = Collective("all-reduce", size, chunks)
