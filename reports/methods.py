@@ -168,6 +168,20 @@ def parse_names(text: str, kind: str, flag: str) -> tuple[str, ...]:
     return tuple(out)
 
 
+def params_for(params: Mapping[str, Any] | None, solver: str) -> dict[str, Any]:
+    """The parameters one solver gets from a spec's ``solver_params``: its shared keys,
+    overridden by the sub-table named after the solver (``[solver_params.cpsat]``).
+    Sub-tables of other solvers are left out, so a limit of one backend (a CP-SAT
+    deterministic time, a HiGHS node limit) never reaches another."""
+    from solvers import SOLVERS
+
+    if not params:
+        return {}
+    out = {k: v for k, v in params.items() if k not in SOLVERS}
+    out.update(params.get(solver) or {})
+    return out
+
+
 def solver_params_json(params: Mapping[str, Any] | None) -> str | None:
     """Solver parameters as canonical JSON (``None`` when there are none)."""
     return json.dumps(dict(params), sort_keys=True, separators=(",", ":")) if params else None
@@ -249,7 +263,7 @@ def method_grid(policies: Sequence[str], intras: Sequence[str], solvers: Sequenc
     variants = [AgOrder.REVERSE] + [AgOrder(a) for a in ag_orders if a != AgOrder.REVERSE]
     out = [Method.bound(a) for a in variants]
     out += [Method.policy(p, q) for p in policies for q in intras]
-    out += [Method.solver(s, a, time_limit_s or 10.0, threads, solver_params)
+    out += [Method.solver(s, a, time_limit_s or 10.0, threads, params_for(solver_params, s))
             for s in solvers if s != IMPROVE for a in ag_orders]
     if IMPROVE in solvers:
         out.append(Method.solver(IMPROVE, AgOrder.REVERSE, time_limit_s or 10.0, None,

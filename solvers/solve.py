@@ -35,6 +35,13 @@ SOLVERS: tuple[str, ...] = ("cpsat", "cbc", "highs")
 _WORK_LIMITS = ("deterministic_time_s", "node_limit")
 
 
+def check_params(solver: str, params: SolverParams | None = None,
+                 overrides: dict[str, Any] | None = None) -> SolverParams:
+    """``params`` with ``overrides`` as ``solver`` would run them: an
+    :class:`InputError` for a bad value, or a work limit the solver does not have."""
+    return _params(get_backend(solver), params, dict(overrides or {}))
+
+
 def _params(backend: BackendInfo, params: SolverParams | None,
             overrides: dict[str, Any]) -> SolverParams:
     if params is None:

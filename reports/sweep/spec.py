@@ -9,7 +9,11 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
     threads = 1              # optional, solver threads (default: the solver's)
 
     [solver_params]          # optional, passed to the solvers (solvers.SolverParams)
-    # e.g. a deterministic budget: cpsat_deterministic_time_s = 5, workers = 1
+    seed = 0                 # keys here go to every solver
+    [solver_params.cpsat]    # a sub-table named after a solver goes to that one only
+    deterministic_time_s = 15
+    [solver_params.highs]
+    node_limit = 100000
 
     [improve]                # optional, the budgets of the solver "improve"
     evaluations = 2000       # simulator runs of its local search (deterministic)
@@ -147,7 +151,7 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
             raise fail("solvers need a time limit (seconds per solver task)", "time_limit_s",
                        None)
         if solvers:
-            _check_solver_options(opts, g, file)
+            _check_solver_options(opts, list(solvers), g, file)
         methods = method_grid(policies, intras, solvers, opts["ag_order"],
                               opts["time_limit_s"], opts["threads"], opts["solver_params"],
                               opts["improve"])
@@ -292,44 +296,66 @@ OWN_KEYS: tuple[str, ...] = ("time_limit_s", "threads", "ag_order")
 
 def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
     """A ``solver_params`` table: keys and values :class:`solvers.SolverParams` accepts
-    (its fields, or CP-SAT parameters by name), except the spec's own keys."""
+    (its fields, or CP-SAT parameters by name), except the spec's own keys, and
+    sub-tables named after a solver, for that solver only."""
+    from solvers import SOLVERS
+
     if not isinstance(value, dict):
         raise InputError("must be a table of solver parameters", where, value, file)
-    for k, v in value.items():
+    shared = {k: v for k, v in value.items() if k not in SOLVERS}
+    _check_params_table(shared, where, file)
+    for name in SOLVERS:
+        if name in value:
+            sub = value[name]
+            if not isinstance(sub, dict):
+                raise InputError(f"must be a table of the {name} solver's parameters",
+                                 f"{where}.{name}", sub, file)
+            _check_params_table({**shared, **sub}, where, file, sub, f"{where}.{name}")
+    return dict(value)
+
+
+def _check_params_table(values: dict[str, Any], where: str, file: str,
+                        own: dict[str, Any] | None = None, own_where: str = "") -> None:
+    """One solver's parameters; errors name the key in ``own`` (a sub-table) if it is there."""
+    for k, v in values.items():
+        at = own_where if own is not None and k in own else where
         if k in OWN_KEYS:
             raise InputError(f"set {k} as a key of the spec, not in solver_params",
-                             f"{where}.{k}", v, file)
+                             f"{at}.{k}", v, file)
         if isinstance(v, list) or v is None:
             raise InputError("must be a number, a string, a boolean or a table",
-                             f"{where}.{k}", v, file)
+                             f"{at}.{k}", v, file)
     import solvers
 
     make = getattr(solvers, "SolverParams", None)  # older solvers: checked when they run
     if make is not None:
         try:
-            make().with_overrides(value)
+            make().with_overrides(values)
         except InputError as err:
-            key = err.field if err.field in value else f"{err.field}"
-            raise InputError(err.reason, f"{where}.{key}", err.value, file) from None
-    return dict(value)
+            at = own_where if own is not None and err.field in own else where
+            raise InputError(err.reason, f"{at}.{err.field}", err.value, file) from None
 
 
-def _check_solver_options(opts: dict[str, Any], g: str, file: str) -> None:
-    """The grid's time limit, threads and solver_params together (e.g. a deterministic time
-    needs one worker)."""
-    import solvers
+def _check_solver_options(opts: dict[str, Any], solvers_used: list[str], g: str,
+                          file: str) -> None:
+    """The grid's time limit, threads and each solver's parameters together (e.g. a
+    deterministic time needs one worker)."""
+    from reports.methods import IMPROVE, params_for
+    from solvers.solve import check_params
 
-    make = getattr(solvers, "SolverParams", None)
-    if make is None:
-        return
-    values = {**(opts["solver_params"] or {}), "time_limit_s": opts["time_limit_s"]}
-    if opts["threads"] is not None:
-        values["threads"] = opts["threads"]
-    try:
-        make().with_overrides(values)
-    except InputError as err:
-        key = err.field if err.field in OWN_KEYS else f"solver_params.{err.field}"
-        raise InputError(f"{err.reason} (in {g})", key, err.value, file) from None
+    for name in solvers_used:
+        if name == IMPROVE:
+            continue
+        values = {**params_for(opts["solver_params"], name),
+                  "time_limit_s": opts["time_limit_s"]}
+        if opts["threads"] is not None:
+            values["threads"] = opts["threads"]
+        try:
+            check_params(name, overrides=values)
+        except InputError as err:
+            key = err.field if err.field in OWN_KEYS else f"solver_params.{err.field}"
+            raise InputError(f"{err.reason} (in {g}, solver {name})", key, err.value,
+                             file) from None
 
 
 def _resolve_network(name: str, folder: Path, key: str, file: str) -> Any:

@@ -317,3 +317,29 @@ def test_spec_solver_params_are_checked_and_stored(tmp_path: Path) -> None:
     with pytest.raises(InputError) as err:
         load_spec(bad)
     assert err.value.field == "threads"
+
+
+def test_spec_solver_params_per_solver(tmp_path: Path) -> None:
+    # A sub-table named after a solver goes to that solver only; shared keys to all.
+    base = TINY.replace('solvers = ["cpsat"]', 'solvers = ["cpsat", "highs"]')
+    spec = load_spec(write(tmp_path / "ok.toml", base + textwrap.dedent("""
+        [solver_params]
+        seed = 3
+        [solver_params.cpsat]
+        deterministic_time_s = 2.5
+        [solver_params.highs]
+        node_limit = 50
+        """)))
+    got = {t.method.name: t.method.solver_params for t in spec.tasks if t.kind == "solver"}
+    assert got == {"cpsat": '{"deterministic_time_s":2.5,"seed":3}',
+                   "highs": '{"node_limit":50,"seed":3}'}
+    # A work limit shared by every solver is refused for the one it does not apply to,
+    # before anything runs, naming the user's key.
+    bad = write(tmp_path / "bad.toml", base + "[solver_params]\nnode_limit = 50\n")
+    with pytest.raises(InputError) as err:
+        load_spec(bad)
+    assert err.value.field == "solver_params.node_limit" and "cpsat" in str(err.value)
+    bad = write(tmp_path / "bad2.toml", base + "[solver_params.cpsat]\nnode_limit = 50\n")
+    with pytest.raises(InputError) as err:
+        load_spec(bad)
+    assert err.value.field == "solver_params.node_limit"
