@@ -33,6 +33,10 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 #: list of what exists: that is the registry).
 DEFAULT_POLICIES: tuple[str, ...] = ("baseline", "round-robin", "themis")
 DEFAULT_INTRAS: tuple[str, ...] = ("fifo", "scf")
+#: What ``themis compare`` runs when no policies or disciplines are named: every
+#: bundled policy under every bundled discipline.
+COMPARE_POLICIES: tuple[str, ...] = DEFAULT_POLICIES + ("guarded", "lb-mix", "portfolio")
+COMPARE_INTRAS: tuple[str, ...] = DEFAULT_INTRAS + ("lrw",)
 
 #: Other spellings of solver names.
 SOLVER_ALIASES: dict[str, str] = {"cp-sat": "cpsat", "ortools": "cpsat"}
@@ -365,7 +369,8 @@ def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigi
     return solvers.solve(instance, method.name, params.with_overrides(extra), bounds=bounds)
 
 
-__all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE", "SCHEDULED_POLICIES", "Method",
+__all__ = ["COMPARE_INTRAS", "COMPARE_POLICIES", "DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE",
+           "SCHEDULED_POLICIES", "Method",
            "canonical_ag_order", "canonical_intra", "canonical_name", "canonical_policy",
            "canonical_solver", "check_method", "is_route", "make_policy_object", "method_grid",
            "parse_names", "policy_choices", "run_method", "split_list"]

@@ -22,11 +22,17 @@ from topologies.errors import InputError
 
 
 def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: float,
-                 ag_help: str) -> None:
-    """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order."""
-    from reports.methods import DEFAULT_INTRAS, DEFAULT_POLICIES
+                 ag_help: str, every_policy: bool = False) -> None:
+    """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order
+    (``every_policy``: default to every bundled policy and discipline)."""
+    from reports import methods
 
-    policies, intras = ",".join(DEFAULT_POLICIES), ",".join(DEFAULT_INTRAS)
+    if every_policy:
+        policies = ",".join(methods.COMPARE_POLICIES)
+        intras = ",".join(methods.COMPARE_INTRAS)
+    else:
+        policies = ",".join(methods.DEFAULT_POLICIES)
+        intras = ",".join(methods.DEFAULT_INTRAS)
     p.add_argument("--policies", default=policies, metavar="LIST",
                    help=f"comma-separated policies: any name simulate accepts, including "
                         f"registered ones, or a fixed route like 2,0,1 (consecutive numbers "
@@ -57,7 +63,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                     "lower bound.")
     add_instance_args(p)
     _add_methods(p, None, 10.0,
-                 "the solvers' AG variant: reverse of the RS route (default) or free")
+                 "the solvers' AG variant: reverse of the RS route (default) or free",
+                 every_policy=True)
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads (default: the solver's own)")
     p.add_argument("--gantt", metavar="FILE.png",

@@ -24,9 +24,10 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
     sizes = ["64MiB", 1048576]
     chunks = [2, 4, 8]
     endpoint_delay_ns = [0, 10]               # optional (default [0])
-    policies = ["baseline", "round-robin", "themis", "2,0,1"]  # optional (default: the
-                                              # first three); any name simulate accepts
-    intra = ["fifo", "scf"]                   # optional (default: both)
+    policies = ["baseline", "themis", "portfolio", "2,0,1"]  # optional (default:
+                                              # reports.methods.DEFAULT_POLICIES); any
+                                              # name simulate accepts
+    intra = ["fifo", "scf", "lrw"]            # optional (default: all three)
     solvers = ["cpsat", "highs"]              # optional (default: none)
     # time_limit_s, ag_order, threads, solver_params, improve may be repeated here to
     # override; "improve" in solvers runs themis improve (reverse AG orders only)

@@ -141,6 +141,22 @@ def test_cli_compare_policies_only_table(capsys: pytest.CaptureFixture[str]) -> 
     assert "gap bound" in out
 
 
+def test_cli_compare_runs_every_bundled_policy_and_discipline_by_default(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from themis.disciplines import discipline_names
+    from themis.policies import policy_names
+
+    code = main(["compare", "small-2d", "--chunks", "2", "--solvers", "", "--json"])
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert code == 0
+    names = [p for p in policy_names() if p != "fixed"]  # "fixed" needs a route
+    assert sorted(r["method"] for r in rows) == sorted(
+        f"{p}/{q}" for p in names for q in discipline_names())
+    by = {r["method"]: r["makespan_ns"] for r in rows}
+    for q in discipline_names():  # the portfolio is never slower than baseline or Themis
+        assert by[f"portfolio/{q}"] <= min(by[f"baseline/{q}"], by[f"themis/{q}"]) * (1 + 1e-12)
+
+
 @pytest.mark.parametrize("flag,value", [("--policies", "themis,greedy"), ("--intra", "lifo"),
                                         ("--solvers", "cpsat,gurobi"), ("--ag-order", "up")])
 def test_cli_compare_bad_list_entry(capsys: pytest.CaptureFixture[str], flag: str,
