@@ -8,39 +8,9 @@ wall-clock limit; :class:`Solved` says which.
 
 from __future__ import annotations
 
-import ctypes
-import os
-import sys
 from dataclasses import dataclass
 
-_HIGHS_QUIET = False
-
-
-def new_highs():
-    """A quiet ``highspy.Highs`` (the first one prints a banner on fd 1: hide it)."""
-    global _HIGHS_QUIET
-    import highspy
-
-    if not _HIGHS_QUIET:
-        sys.stdout.flush()
-        saved = os.dup(1)
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        try:
-            h = highspy.Highs()
-            try:
-                ctypes.CDLL(None).fflush(None)
-            except (OSError, AttributeError):  # pragma: no cover - non-POSIX libc
-                pass
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-            os.close(null)
-        _HIGHS_QUIET = True
-    else:
-        h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
-    return h
+from themis.highs import new_highs
 
 
 @dataclass(frozen=True)

@@ -19,15 +19,13 @@ this model).
 
 from __future__ import annotations
 
-import ctypes
 import itertools
-import os
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from themis.collective import Collective
+from themis.highs import new_highs
 from themis.plans import stage_plan
 from themis.policies.base import Route
 from themis.timing import Timing
@@ -36,7 +34,6 @@ from topologies.network import Network
 #: Branch-and-bound node cap of the route-count MIP (deterministic).
 MAX_NODES = 50
 
-_QUIET = False
 
 
 def all_routes(network: Network) -> list[Route]:
@@ -116,32 +113,6 @@ class RouteLoads:
         return max(longest / 1000.0, 1e-9)
 
 
-def _highs():
-    """A quiet ``highspy.Highs`` (the first construction prints a banner on fd 1)."""
-    global _QUIET
-    import highspy
-
-    if _QUIET:
-        h = highspy.Highs()
-    else:
-        sys.stdout.flush()
-        saved, null = os.dup(1), os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, 1)
-        try:
-            h = highspy.Highs()
-            try:
-                ctypes.CDLL(None).fflush(None)
-            except (OSError, AttributeError):  # pragma: no cover - non-POSIX libc
-                pass
-        finally:
-            os.dup2(saved, 1)
-            os.close(saved)
-            os.close(null)
-        _QUIET = True
-    h.setOptionValue("output_flag", False)
-    return h
-
-
 def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
                  heads_tails: bool = True) -> list[dict[int, int]]:
     """How many chunks of each size class take each route (route index -> count).
@@ -204,7 +175,7 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
     # and the MIP's path depends on it: reset it so this model always runs on one
     # thread, whatever ran before and on any machine.
     highspy.Highs.resetGlobalScheduler(True)
-    h = _highs()
+    h = new_highs()
     h.setOptionValue("threads", 1)
     h.setOptionValue("mip_max_nodes", int(max_nodes))
     h.setOptionValue("mip_rel_gap", 1e-3)
