@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 
 from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
-from reports.formatting import format_table, print_json
+from reports.cli.solve import print_result_table
+from reports.formatting import print_json
 from topologies.errors import InputError
 
 DEFAULT_EVALUATIONS = 2000
@@ -84,10 +85,5 @@ def cmd_improve(args: argparse.Namespace) -> int:
         ["runtime (s)", f"{result.runtime_s:.2f}"],
         ["checker", checker],
     ]
-    print(format_table(["", "value"], rows))
-    if result.routes:
-        print()
-        print(format_table(["route", "chunks"], [[r, n] for r, n in result.routes.items()]))
-    for v in result.violations[:10]:
-        print(f"violation: {v}")
+    print_result_table(result, rows)
     return 0

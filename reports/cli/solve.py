@@ -7,6 +7,7 @@ handlers only, so ``themis --help`` stays fast.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from reports.cli.common import (
     GANTT_HELP,
@@ -149,12 +150,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ["scaling error (ns)", f"{result.scaling_error_ns:.3g}"],
         ["checker", {True: "valid", False: "INVALID", None: "-"}[result.valid]],
     ]
-    print(format_table(["", "value"], rows))
-    if result.routes:
-        print()
-        print(format_table(["route", "chunks"], [[r, n] for r, n in result.routes.items()]))
-    for v in result.violations[:10]:
-        print(f"violation: {v}")
+    print_result_table(result, rows)
     return 0
 
 
@@ -183,3 +179,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
         ["LB", b.lb_ns / 1e3, "the best of them"],
     ]))
     return 0
+
+
+def print_result_table(result: Any, rows: list[list[Any]]) -> None:
+    """A solver result's table (``rows``), its route histogram and its first violations."""
+    print(format_table(["", "value"], rows))
+    if result.routes:
+        print()
+        print(format_table(["route", "chunks"], [[r, n] for r, n in result.routes.items()]))
+    for v in result.violations[:10]:
+        print(f"violation: {v}")
