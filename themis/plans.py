@@ -13,6 +13,20 @@ from enum import StrEnum
 Plan = tuple[tuple[str, int], ...]
 
 
+class StagePhase(StrEnum):
+    """What one stage does on its dimension (equal to its plain-string name)."""
+
+    #: reduce-scatter: the chunk leaves the dimension P times smaller
+    RS = "RS"
+    #: all-gather: the chunk leaves the dimension P times larger
+    AG = "AG"
+    #: a whole all-reduce on one dimension (the size is kept)
+    AR = "AR"
+
+
+_RS, _AG, _AR = StagePhase.RS, StagePhase.AG, StagePhase.AR
+
+
 class PlanShape(StrEnum):
     """How an all-reduce chunk crosses its route."""
 
@@ -39,19 +53,19 @@ def stage_plan(
     """
     route = tuple(route)
     if kind == "reduce-scatter":
-        return tuple(("RS", d) for d in route)
+        return tuple((_RS, d) for d in route)
     if kind == "all-gather":
-        return tuple(("AG", d) for d in route)
+        return tuple((_AG, d) for d in route)
     if kind != "all-reduce":
         raise ValueError(f"unknown collective {kind!r}")
     shape = PlanShape(shape)
     if shape is not PlanShape.RS_AG and ag_route is not None:
         raise ValueError(f"the {shape} plan fixes the AG order")
     if shape is PlanShape.AR_PER_DIM:
-        return tuple(("AR", d) for d in route)
+        return tuple((_AR, d) for d in route)
     if shape is PlanShape.LOCAL_BW_AWARE:
         head = route[:-1]
-        return (tuple(("RS", d) for d in head) + (("AR", route[-1]),)
-                + tuple(("AG", d) for d in reversed(head)))
+        return (tuple((_RS, d) for d in head) + ((_AR, route[-1]),)
+                + tuple((_AG, d) for d in reversed(head)))
     ag = tuple(reversed(route)) if ag_route is None else tuple(ag_route)
-    return tuple(("RS", d) for d in route) + tuple(("AG", d) for d in ag)
+    return tuple((_RS, d) for d in route) + tuple((_AG, d) for d in ag)

@@ -11,6 +11,7 @@ from themis.timing import alpha_beta, astra10  # noqa: F401  (registers the mode
 from themis.timing.base import (
     PHASES,
     StageCost,
+    StagePhase,
     Timing,
     TimingFactory,
     algorithm_steps,
@@ -23,6 +24,7 @@ from themis.timing.base import (
 __all__ = [
     "PHASES",
     "StageCost",
+    "StagePhase",
     "Timing",
     "TimingFactory",
     "algorithm_steps",

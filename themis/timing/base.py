@@ -13,12 +13,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
-from themis.plans import PlanShape
+from themis.plans import PlanShape, StagePhase
 from topologies.errors import InputError
 from topologies.network import Network
 
 #: Stage phases: reduce-scatter, all-gather, and a whole all-reduce on one dimension.
-PHASES: tuple[str, ...] = ("RS", "AG", "AR")
+PHASES: tuple[str, ...] = tuple(StagePhase)
 
 
 @dataclass(frozen=True)
