@@ -36,7 +36,7 @@ from themis.plans import PlanShape, stage_plan
 from themis.timing.base import Timing
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.engine import A2A, Engine
-from themis.training.loops import LOOPS
+from themis.training.loops import drive
 from themis.training.runner import Run
 from topologies.network import Network
 from topologies.workload import Workload
@@ -116,11 +116,8 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
         engine.at(now + lb, lambda: run.collective_done(rec, i, phase, engine.now))
         return rec
 
-    run = Run(len(wl.layers), [layer.name for layer in wl.layers], issue, engine,
-              [layer.update_ns for layer in wl.layers])
-    run._step = 1 if cfg.scheduling_policy == "LIFO" else -1
-    run.start(LOOPS[wl.parallelism](run, wl, cfg.passes))
-    engine.run()
+    run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
+    drive(run, wl, cfg.passes)
     best = float(run.end_ns if run.end_ns is not None else 0.0)
     issued.sort()
     work = 0.0

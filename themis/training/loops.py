@@ -184,3 +184,9 @@ LOOPS = {
     Parallelism.MICRO: micro_loop,
     Parallelism.DISTRIBUTED_INFERENCE: inference_loop,
 }
+
+
+def drive(run: Run, wl: Workload, passes: int) -> None:
+    """Run ``wl``'s training loop for ``passes`` passes on ``run``'s engine, to its end."""
+    run.start(LOOPS[wl.parallelism](run, wl, passes))
+    run.engine.run()

@@ -14,6 +14,7 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 
 from themis.training.config import HIGHEST_PRIORITY, CollectiveRecord, LayerStats, Phase
+from topologies.workload import Workload
 
 #: What a loop yields to wait until a collective it waits for calls it back.
 PARK = None
@@ -56,6 +57,16 @@ class Run:
         self._gen: Loop | None = None
         self._parked = False
         self._record_timeline = True
+
+    @classmethod
+    def for_workload(cls, wl: Workload, issue_fn: Callable, engine,
+                     scheduling_policy: str) -> Run:
+        """A run over ``wl``'s layers. Under ``LIFO`` each new collective gets a higher
+        priority than the last, under ``FIFO`` a lower one (workloads.md §4)."""
+        run = cls(len(wl.layers), [layer.name for layer in wl.layers], issue_fn, engine,
+                  [layer.update_ns for layer in wl.layers])
+        run._step = 1 if scheduling_policy == "LIFO" else -1
+        return run
 
     # -- driving the loop ----------------------------------------------------------
     def start(self, gen: Loop) -> None:

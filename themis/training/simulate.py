@@ -23,7 +23,7 @@ from themis.training.dims import (
     split_algorithms,
 )
 from themis.training.engine import Engine
-from themis.training.loops import LOOPS
+from themis.training.loops import drive
 from themis.training.planner import Planner, involved
 from themis.training.runner import Run
 from themis.training.shared import SharedEngine
@@ -169,11 +169,8 @@ def simulate_training(workload: Workload, network: Network,
                      lambda cid, t: run.collective_done(rec, i, phase, t))
         return rec
 
-    run = Run(len(wl.layers), [layer.name for layer in wl.layers], issue, engine,
-              [layer.update_ns for layer in wl.layers])
-    run._step = 1 if cfg.scheduling_policy == "LIFO" else -1
-    run.start(LOOPS[wl.parallelism](run, wl, cfg.passes))
-    engine.run()
+    run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
+    drive(run, wl, cfg.passes)
     if run.end_ns is None:
         raise RuntimeError("the training loop never finished (a wait nothing answers)")
     end = run.end_ns
