@@ -83,13 +83,20 @@ def transformer_loop(run: Run, wl: Workload, passes: int) -> Loop:
             yield run.compute_step(i, G, wl.layers[i].ig_compute_ns)
             yield from _blocking(run, i, G)
             yield 1
-            yield run.compute_step(i, W, wl.layers[i].wg_compute_ns)
-            run.issue(i, W, blocking=False)
-            yield from run.wait(i, G)
-            if i == 0:
-                run.pass_end()
-            yield 1
+            yield from _weight_gradient(run, wl, i, issue=True)
     yield from run.finish()
+
+
+def _weight_gradient(run: Run, wl: Workload, i: int, issue: bool) -> Loop:
+    """WG(i) after IG(i): compute, issue the weight-gradient collective (non-blocking)
+    when ``issue``, wait for ig(i), +1; layer 0 ends the pass."""
+    yield run.compute_step(i, W, wl.layers[i].wg_compute_ns)
+    if issue:
+        run.issue(i, W, blocking=False)
+    yield from run.wait(i, G)
+    if i == 0:
+        run.pass_end()
+    yield 1
 
 
 def model_loop(run: Run, wl: Workload, passes: int) -> Loop:
@@ -109,13 +116,7 @@ def model_loop(run: Run, wl: Workload, passes: int) -> Loop:
             if i > 0:
                 run.issue(i, G, blocking=False)
             yield 1
-            yield run.compute_step(i, W, wl.layers[i].wg_compute_ns)
-            if wg_comm:
-                run.issue(i, W, blocking=False)
-            yield from run.wait(i, G)
-            if i == 0:
-                run.pass_end()
-            yield 1
+            yield from _weight_gradient(run, wl, i, issue=wg_comm)
     yield from run.finish()
 
 
