@@ -127,9 +127,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         plot_gantt(result.schedule, path=args.gantt)
     if args.json:
-        out = result.to_dict() | instance.collective.chunking()
-        out["instance"] = instance.to_dict()
-        print_json(out)
+        _print_json_for(result, instance)
         return 0
     print(f"all-reduce of {instance.size_bytes} bytes in "
           f"{instance.collective.describe_chunks()} on "
@@ -163,9 +161,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     b = bounds(instance, args.ag_order)
     if args.json:
-        out = b.to_dict() | instance.collective.chunking()
-        out["instance"] = instance.to_dict()
-        print_json(out)
+        _print_json_for(b, instance)
         return 0
     print(f"lower bounds for an all-reduce of {instance.size_bytes} bytes in "
           f"{instance.collective.describe_chunks()} on {instance.network.describe()}, "
@@ -179,6 +175,13 @@ def cmd_bound(args: argparse.Namespace) -> int:
         ["LB", b.lb_ns / 1e3, "the best of them"],
     ]))
     return 0
+
+
+def _print_json_for(answer: Any, instance: Any) -> None:
+    """A solver result or bounds as JSON, with the instance and its chunking."""
+    out = answer.to_dict() | instance.collective.chunking()
+    out["instance"] = instance.to_dict()
+    print_json(out)
 
 
 def print_result_table(result: Any, rows: list[list[Any]]) -> None:
