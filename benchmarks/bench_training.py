@@ -11,6 +11,11 @@ workload and passes): our end time and wall time beside ASTRA-sim 1.0's
 (``tests/data/astra-sim-1.0/runs/workload-runs-R3.json``).
 (c) The whole process, start-up included (``python -m reports.cli train ...
 --json``), for the tutorial workloads vgg16 and gpt3; target < 0.5 s.
+(d) Scale in the layer count (``--layers``, default 400,4000,20000): vgg16's
+layers repeated to n layers on the ``tpu`` preset, as ``themis train`` runs
+them (default policy and discipline, the iteration bound included); each
+time and its ratio to the first. Target (issue 14): 4,000 layers at most
+~10-15x 400 layers (linear would be 10x). ``--scale-only`` runs (d) alone.
 
 ASTRA-sim 1.0 (tag tutorial-asplos2023, analytical backend) took 2-120 s per
 workload run on this machine class (median 17 s over 84 runs), 20-27 s for
@@ -27,11 +32,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
+from reports.cli.common import load_system
+from reports.cli.train import DEFAULT_POLICY
 from themis.training import TrainingConfig, simulate_training
 from topologies.astra import parse_network_json, parse_system
-from topologies.workload import load_workload, workload_names
+from topologies.presets import resolve_network
+from topologies.workload import Workload, load_workload, workload_names
 
 ROOT = Path(__file__).resolve().parents[1]
 R3 = ROOT / "tests" / "data" / "astra-sim-1.0" / "runs" / "workload-runs-R3.json"
@@ -88,6 +97,40 @@ def process_time(args: list[str], repeat: int) -> tuple[float, float]:
     return best, best_cpu
 
 
+def repeated_layers(workload: Workload, n: int) -> Workload:
+    """``workload`` with its layers repeated (and renamed) to ``n`` layers."""
+    src = workload.layers
+    layers = tuple(replace(src[i % len(src)], name=f"layer{i}") for i in range(n))
+    return replace(workload, layers=layers, name=f"{workload.name}x{n}")
+
+
+def scale(layer_counts: list[int], repeat: int) -> None:
+    """(d): the wall time of ``themis train`` (simulation + bound) against the layer count."""
+    network = resolve_network("tpu")
+    base = load_workload("vgg16")
+    config = TrainingConfig.from_system(load_system(None), policy=DEFAULT_POLICY)
+    print(f"layer scale: vgg16's layers repeated, on tpu, {config.policy} / {config.intra}, "
+          f"timing {config.timing}, best of {repeat}")
+    print(f"{'layers':>8s} {'wall s':>9s} {'CPU s':>9s} {'CPU x first':>12s} "
+          f"{'per layer':>10s}")
+    first = None
+    for n in layer_counts:
+        wl = repeated_layers(base, n)
+        best, best_cpu = float("inf"), float("inf")
+        for _ in range(repeat):
+            t0, c0 = time.perf_counter(), time.process_time()
+            simulate_training(wl, network, config)
+            best = min(best, time.perf_counter() - t0)
+            best_cpu = min(best_cpu, time.process_time() - c0)
+        if first is None:
+            first = (n, best_cpu)
+        ratio = best_cpu / first[1]
+        print(f"{n:8d} {best:9.3f} {best_cpu:9.3f} {ratio:12.1f} "
+              f"{ratio / (n / first[0]):9.2f}x")
+    print("(CPU x first: the CPU time over the first count's; per layer: that ratio over the "
+          "layer ratio, 1.00x = linear)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -95,7 +138,14 @@ def main() -> None:
     ap.add_argument("--timing", default="astra-sim-1.0")
     ap.add_argument("--policy", default="themis")
     ap.add_argument("--intra", default="scf")
+    ap.add_argument("--layers", default="400,4000,20000",
+                    help="layer counts of the scale section (d), comma-separated")
+    ap.add_argument("--scale-only", action="store_true", help="run section (d) only")
     args = ap.parse_args()
+    counts = [int(x) for x in args.layers.split(",") if x.strip()]
+    if args.scale_only:
+        scale(counts, args.repeat)
+        return
     network = parse_network_json(N3D_JSON, "n3d.json")
     system_text = N3D_SYSTEM.format(policy=args.policy, intra=args.intra.upper())
     system = parse_system(system_text, "n3d_system.txt")
@@ -141,6 +191,8 @@ def main() -> None:
             print(f"{label:40s} {wall:8.3f} {cpu:8.3f} {'< 0.5':>8s}")
         print(f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores: on a shared "
               "machine the CPU time is the steadier figure)")
+    print()
+    scale(counts, args.repeat)
 
 
 if __name__ == "__main__":

@@ -12,11 +12,17 @@ ASTRA-sim 1.0 keeps one list per dimension (``Sys::insert_stream``):
 Running stages are not in these lists (ASTRA skips them, they are at the front).
 Any other discipline of the registry (:mod:`themis.disciplines`) is used as it
 is over the run's :class:`~themis.stages.StageTable`; it ignores priorities.
+
+While every waiting stage takes one path, ASTRA's list is sorted by one key
+(FIFO path: (-priority, arrival); size path: (size, -arrival)), so a heap pops
+the same front in O(log n). Only while both paths wait in one list (all-to-all
+or localBWAware all-reduce stages beside reduce-scatter ones under SCF) is the
+list kept as ASTRA keeps it, scanned from the front.
 """
 
 from __future__ import annotations
 
-from bisect import insort
+import heapq
 
 from themis.disciplines import make_discipline
 from themis.stages import StageTable
@@ -38,32 +44,59 @@ class PriorityFifo:
     def push(self, sid: int) -> None:
         """Insert behind every waiting stage of priority >= its own."""
         self._seq += 1
-        insort(self._q, (-self._prio[sid], self._seq, sid))
+        heapq.heappush(self._q, (-self._prio[sid], self._seq, sid))
 
     def pop(self) -> int | None:
         """The front."""
-        return self._q.pop(0)[2] if self._q else None
+        return heapq.heappop(self._q)[2] if self._q else None
 
     def __len__(self) -> int:
         return len(self._q)
 
 
 class AstraPriorityScf:
-    """ASTRA's SmallestFirst list: FIFO path for AR / A2A stages, size path otherwise."""
+    """ASTRA's SmallestFirst list: FIFO path for AR / A2A stages, size path otherwise.
 
-    __slots__ = ("_phase", "_prio", "_q", "_size")
+    A heap while all waiting stages take one path (``_mode`` "fifo" or "size",
+    see the module docstring); ASTRA's own list (``_list``, ``_mode`` "mixed")
+    from the push that mixes the paths until the queue is empty again.
+    """
+
+    __slots__ = ("_heap", "_list", "_mode", "_phase", "_prio", "_seq", "_size")
 
     def __init__(self, table: StageTable, prio: list[int]) -> None:
         self._prio = prio
         self._size = table.input_bytes
         self._phase = table.phase
-        self._q: list[int] = []
+        self._heap: list[tuple[float, int, int]] = []
+        self._list: list[int] = []
+        self._mode = ""
+        self._seq = 0
 
     def push(self, sid: int) -> None:
         """Insert as ``Sys::insert_stream`` does."""
-        q = self._q
+        mode = "fifo" if self._phase[sid] in FIFO_PATH_PHASES else "size"
+        if self._mode == "mixed":
+            self._insert(sid, mode)
+            return
+        if self._heap and mode != self._mode:
+            # Both paths from now on: ASTRA's list is the heap in key order.
+            self._list = [s for *_, s in sorted(self._heap)]
+            self._heap = []
+            self._mode = "mixed"
+            self._insert(sid, mode)
+            return
+        self._mode = mode
+        self._seq += 1
+        if mode == "fifo":
+            heapq.heappush(self._heap, (-self._prio[sid], self._seq, sid))
+        else:
+            heapq.heappush(self._heap, (self._size[sid], -self._seq, sid))
+
+    def _insert(self, sid: int, mode: str) -> None:
+        q = self._list
         i, n = 0, len(q)
-        if self._phase[sid] in FIFO_PATH_PHASES:
+        if mode == "fifo":
             prio = self._prio
             p = prio[sid]
             while i < n and prio[q[i]] >= p:
@@ -77,10 +110,15 @@ class AstraPriorityScf:
 
     def pop(self) -> int | None:
         """The front."""
-        return self._q.pop(0) if self._q else None
+        if self._mode == "mixed":
+            sid = self._list.pop(0)
+            if not self._list:
+                self._mode = ""
+            return sid
+        return heapq.heappop(self._heap)[2] if self._heap else None
 
     def __len__(self) -> int:
-        return len(self._q)
+        return len(self._list) if self._mode == "mixed" else len(self._heap)
 
 
 def make_queue(intra: str, astra: bool, table: StageTable, prio: list[int]):
