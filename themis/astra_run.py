@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from themis.collective import Collective
 from themis.plans import PlanShape, stage_plan
-from themis.policies.base import InterPolicy, make_policy
+from themis.policies.base import PLAIN_RUN, InterPolicy, RunModel, make_policy
 from themis.timing.astra10 import NAME
 from topologies.errors import InputError
 from topologies.network import Network
@@ -26,6 +26,17 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Endpoint delay when a system file leaves it out: the value every ASTRA-sim
 #: tutorial system file sets (ASTRA-sim's own built-in default was not checked).
 DEFAULT_ENDPOINT_DELAY_NS = 10.0
+
+
+def astra_shape(inter: str, local_bw_aware: bool) -> PlanShape:
+    """The all-reduce plan shape ASTRA-sim 1.0 builds for policy ``inter``.
+
+    ``Sys::generate_collective``: without localBWAware a whole all-reduce on every
+    dimension; with it, Themis runs RS then AG back, the others one AR on the
+    route's last dimension."""
+    if not local_bw_aware:
+        return PlanShape.AR_PER_DIM
+    return PlanShape.RS_AG if inter == "themis" else PlanShape.LOCAL_BW_AWARE
 
 
 def simulate_astra(
@@ -80,21 +91,23 @@ def simulate_astra(
                          "intra-dimension-scheduling", system.intra)
     endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
                 else DEFAULT_ENDPOINT_DELAY_NS)
-    # A planning policy (guarded, lb-mix, portfolio) measures with this run's timing.
+    lbw = bool(system.local_bw_aware)
+    shape = astra_shape(inter, lbw)
+    # A planning policy (guarded, lb-mix, portfolio) scores its routes as this run
+    # applies them: this timing, plan shape, queue and tie order; and the portfolio
+    # also scores what this run gives ASTRA-sim's baseline and Themis, so it is
+    # never slower than either.
     timing = make_timing(NAME, network, system.algorithms_for(kind), endpoint)
+    run_model = PLAIN_RUN
+    if hasattr(policy, "plan"):
+        run_model = RunModel(
+            shape, "dim" if system.boost_mode else "start", (("scf", "astra-scf"),),
+            tuple((name, tuple(make_policy(name, astra=True).routes(collective, network)),
+                   astra_shape(name, lbw)) for name in ("baseline", "themis")))
     choice = policy_choice(policy, collective, network, timing, (intra,),
-                           system.active_chunks or 1)
+                           system.active_chunks or 1, run_model)
     routes = choice.routes
-    lbw = system.local_bw_aware
-    # Sys::generate_collective: without localBWAware a whole all-reduce on every
-    # dimension; with it, Themis runs RS then AG back, the others one AR on the
-    # route's last dimension.
-    if not lbw:
-        shape = PlanShape.AR_PER_DIM
-    elif inter == "themis":
-        shape = PlanShape.RS_AG
-    else:
-        shape = PlanShape.LOCAL_BW_AWARE
+    shape = choice.shape or shape
     plans = [stage_plan(kind, r, shape=shape) for r in routes]
     res = simulate(
         network,

@@ -27,7 +27,7 @@ from themis.engine import Exclusive, Shared, run_events
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
-from themis.policies.base import PolicyChoice, choose
+from themis.policies.base import PLAIN_RUN, PolicyChoice, RunModel, choose
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.stages import StageTable, block_cache, chunk_block
 from themis.timing import Timing, make_timing
@@ -118,30 +118,34 @@ def _gc_paused() -> Iterator[None]:
 def policy_routes(
     policy: InterPolicy, collective: Collective, network: Network,
     timing: Timing | None = None, intra_options: Sequence[str] = (), active_chunks: int = 1,
+    run_model: RunModel = PLAIN_RUN,
 ) -> list[tuple[int, ...]]:
     """``policy``'s routes, checked to be permutations of the active dimensions."""
     return policy_choice(policy, collective, network, timing, intra_options,
-                         active_chunks).routes
+                         active_chunks, run_model).routes
 
 
 def policy_choice(
     policy: InterPolicy, collective: Collective, network: Network,
     timing: Timing | None = None, intra_options: Sequence[str] = (), active_chunks: int = 1,
+    run_model: RunModel = PLAIN_RUN,
 ) -> PolicyChoice:
     """``policy``'s :class:`PolicyChoice`, its routes checked to be permutations of
     the active dimensions. With ``timing`` a planning policy's ``plan`` is used
-    (it sees the run's timing, the disciplines it may pick and k)."""
+    (it sees the run's timing, the disciplines it may pick, k and ``run_model``,
+    how the run applies its routes)."""
     if timing is None:
         choice = PolicyChoice(policy.routes(collective, network), None, policy.name)
     else:
-        choice = choose(policy, collective, network, timing, intra_options, active_chunks)
+        choice = choose(policy, collective, network, timing, intra_options, active_chunks,
+                        run_model)
     routes = [tuple(r) for r in choice.routes]
     active = sorted(network.active_dims)
     for r in set(routes):
         if sorted(r) != active:
             raise InputError(f"policy {policy.name} produced a route that is not a "
                              f"permutation of {active}", "route", r)
-    return PolicyChoice(routes, choice.intra, choice.label, choice.makespan_ns, choice.plan_s)
+    return dataclasses.replace(choice, routes=routes)
 
 
 def build_plans(
@@ -151,9 +155,12 @@ def build_plans(
     local_bw_aware: bool = False,
     choice: PolicyChoice | None = None,
 ) -> tuple[list[tuple[int, ...]], list[Plan]]:
-    """Routes chosen by ``policy`` (or given by ``choice``) and their stage plans, per chunk."""
+    """Routes chosen by ``policy`` (or given by ``choice``) and their stage plans, per chunk
+    (of the choice's plan shape if it has one)."""
     routes = choice.routes if choice is not None else policy_routes(policy, collective, network)
     shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.RS_AG
+    if choice is not None and choice.shape is not None:
+        shape = choice.shape
     memo: dict[tuple[int, ...], Plan] = {}
     plans = []
     for r in routes:
@@ -238,11 +245,15 @@ def run(
     keys: list[tuple[int, int]] = []
     chunk_blocks: list[tuple] = []
     memo = block_cache(tm)
+    # How this run applies a planning policy's routes (it scores them the same way).
+    run_model = RunModel(PlanShape.LOCAL_BW_AWARE if config.local_bw_aware else PlanShape.RS_AG,
+                         config.tie_order)
     for ci, coll in enumerate(colls):
         if plans is None:
             assert pol is not None
             options = (intra_key,) if intra_key else intra_names()
-            choice = policy_choice(pol, coll, network, tm, options, config.active_chunks)
+            choice = policy_choice(pol, coll, network, tm, options, config.active_chunks,
+                                   run_model)
             choices.append(choice)
             if not intra_key:
                 intra_key = canonical_intra(choice.intra or "fifo")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from themis.collective import Collective
+from themis.plans import Plan, PlanShape, stage_plan
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -53,6 +54,53 @@ class PolicyChoice:
     label: str = ""
     makespan_ns: float | None = None
     plan_s: float = 0.0
+    #: The all-reduce plan shape the policy chose with the routes (a reference of the
+    #: :class:`RunModel` it was given), or ``None`` for the run's own shape.
+    shape: PlanShape | None = None
+
+
+@dataclass(frozen=True)
+class RunModel:
+    """How the run applies a planning policy's routes, so that it scores them the same way.
+
+    ``shape``: the all-reduce plan shape the run gives the policy's routes;
+    ``tie_order``: the simulator's tie order; ``disciplines``: pairs (discipline
+    offered, discipline the run queues with), e.g. ASTRA-sim 1.0's
+    ``("scf", "astra-scf")``; ``references``: what the same run would apply for
+    other policies, as (label, routes, shape), e.g. ASTRA-sim 1.0's baseline and
+    Themis with their own plan shapes. A planner that promises to be no slower
+    than them scores them too and may return one (:attr:`PolicyChoice.shape`).
+    The default is the simulator's plain run (RS/AG plans, start tie order).
+    """
+
+    shape: PlanShape = PlanShape.RS_AG
+    tie_order: str = "start"
+    disciplines: tuple[tuple[str, str], ...] = ()
+    references: tuple[tuple[str, tuple[Route, ...], PlanShape], ...] = ()
+
+    def discipline(self, name: str) -> str:
+        """The discipline the run queues with when ``name`` is chosen."""
+        return dict(self.disciplines).get(name, name)
+
+    def plan(self, kind: str, route: Route, shape: PlanShape | None = None) -> Plan:
+        """The stage plan the run gives ``route`` (with ``shape``, default the run's)."""
+        return stage_plan(kind, route, shape=shape or self.shape)
+
+    def makespan_ns(self, collective: Collective, network: Network, timing: Timing,
+                    plans: Sequence[Plan], intra: str, active_chunks: int = 1,
+                    shape: PlanShape | None = None) -> float:
+        """The makespan the run gives ``plans`` (of shape ``shape``) under ``intra``."""
+        from themis.simulator import simulate  # late: the simulator imports the policies
+
+        lbw = (shape or self.shape) is PlanShape.LOCAL_BW_AWARE \
+            and collective.kind == "all-reduce"
+        return simulate(network, collective, intra=self.discipline(intra), timing=timing,
+                        plans=[plans], active_chunks=active_chunks, local_bw_aware=lbw,
+                        tie_order=self.tie_order).makespan_ns
+
+
+#: The simulator's plain run (RS/AG plans, start tie order, disciplines as named).
+PLAIN_RUN = RunModel()
 
 
 @runtime_checkable
@@ -69,17 +117,24 @@ class PlanningPolicy(Protocol):
     name: str
 
     def plan(self, collective: Collective, network: Network, timing: Timing,
-             intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
-        """Routes (and possibly a discipline) for ``collective``."""
+             intra_options: Sequence[str], active_chunks: int = 1,
+             run: RunModel = PLAIN_RUN) -> PolicyChoice:
+        """Routes (and possibly a discipline or plan shape) for ``collective``, scored
+        as ``run`` applies them."""
         ...
 
 
 def choose(policy: InterPolicy, collective: Collective, network: Network, timing: Timing,
-           intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
-    """``policy``'s :class:`PolicyChoice`: its ``plan`` if it has one, else its routes."""
+           intra_options: Sequence[str], active_chunks: int = 1,
+           run: RunModel = PLAIN_RUN) -> PolicyChoice:
+    """``policy``'s :class:`PolicyChoice`: its ``plan`` if it has one, else its routes.
+
+    ``run`` (how the run applies the routes) is passed on when it is not the plain run."""
     plan = getattr(policy, "plan", None)
     if plan is not None:
-        return plan(collective, network, timing, tuple(intra_options), active_chunks)
+        if run == PLAIN_RUN:
+            return plan(collective, network, timing, tuple(intra_options), active_chunks)
+        return plan(collective, network, timing, tuple(intra_options), active_chunks, run=run)
     return PolicyChoice(policy.routes(collective, network), None, policy.name)
 
 

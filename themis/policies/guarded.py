@@ -1,7 +1,8 @@
 """Guarded: per chunk, the route that minimises the projected max load in ns.
 
 Loads are what each dimension has been given so far, measured with the timing
-model's own stage times (RS + AG, latency included), not Themis' bandwidth-only
+model's own stage times in the run's plan shape (RS + AG, or ASTRA-sim 1.0's
+AR stages; latency included), not Themis' bandwidth-only
 "MiB at B_0". Chunks are taken in chunk order; each takes, of all D! routes,
 the one whose projected loads (current loads plus its own stages) have the
 smallest maximum; among equal maxima the one whose sorted projected loads are
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from themis.collective import Collective
-from themis.policies.base import PolicyChoice, Route, register_policy
+from themis.policies.base import PLAIN_RUN, PolicyChoice, Route, RunModel, register_policy
 from themis.policies.route_mix import RouteLoads
 from themis.timing import Timing, make_timing
 from topologies.network import Network
@@ -64,7 +65,9 @@ class Guarded:
                                                  make_timing("alpha-beta", network)))
 
     def plan(self, collective: Collective, network: Network, timing: Timing,
-             intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
-        """Routes measured with the run's own ``timing``; the caller's discipline."""
-        return PolicyChoice(guarded_routes(RouteLoads.measure(collective, network, timing)),
-                            None, self.name)
+             intra_options: Sequence[str], active_chunks: int = 1,
+             run: RunModel = PLAIN_RUN) -> PolicyChoice:
+        """Routes measured with the run's own ``timing`` and plan shape; the caller's
+        discipline."""
+        loads = RouteLoads.measure(collective, network, timing, run.shape)
+        return PolicyChoice(guarded_routes(loads), None, self.name)

@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
-from themis.policies.base import PolicyChoice, Route, register_policy
+from themis.plans import PlanShape
+from themis.policies.base import PLAIN_RUN, PolicyChoice, Route, RunModel, register_policy
 from themis.policies.route_mix import RouteLoads, blocks, interleave, route_counts
 from themis.timing import Timing, make_timing
 from topologies.network import Network
@@ -64,11 +65,15 @@ class LbMix:
         """Routes with the default alpha-beta timing (no endpoint delay)."""
         return self._routes(collective, network, make_timing("alpha-beta", network))
 
-    def _routes(self, collective: Collective, network: Network, timing: Timing) -> list[Route]:
-        loads = RouteLoads.measure(collective, network, timing)
+    def _routes(self, collective: Collective, network: Network, timing: Timing,
+                shape: PlanShape = PlanShape.RS_AG) -> list[Route]:
+        loads = RouteLoads.measure(collective, network, timing, shape)
         return mix_routes(loads, route_counts(loads), self.layout, self.order)
 
     def plan(self, collective: Collective, network: Network, timing: Timing,
-             intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
-        """Routes measured with the run's own ``timing``; the caller's discipline."""
-        return PolicyChoice(self._routes(collective, network, timing), None, self.name)
+             intra_options: Sequence[str], active_chunks: int = 1,
+             run: RunModel = PLAIN_RUN) -> PolicyChoice:
+        """Routes measured with the run's own ``timing`` and plan shape; the caller's
+        discipline."""
+        return PolicyChoice(self._routes(collective, network, timing, run.shape), None,
+                            self.name)

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
-from themis.policies.base import Route
+from themis.policies.base import PLAIN_RUN, Route, RunModel
 from themis.timing import Timing
 from topologies.network import Network
 
@@ -38,23 +38,21 @@ class SearchResult:
 
 
 def evaluator(collective: Collective, network: Network, timing: Timing, intra: str,
-              active_chunks: int = 1) -> Callable[[Sequence[Route]], float]:
-    """A function routes -> simulated makespan (ns) under ``intra``."""
-    from themis.plans import stage_plan
-    from themis.simulator import simulate
-
+              active_chunks: int = 1, run: RunModel = PLAIN_RUN,
+              ) -> Callable[[Sequence[Route]], float]:
+    """A function routes -> simulated makespan (ns) under ``intra``, as ``run`` applies
+    the routes (its plan shape, queues and tie order)."""
     cache: dict[Route, tuple] = {}
 
     def plan(r: Route) -> tuple:
         p = cache.get(r)
         if p is None:
-            p = cache[r] = stage_plan(collective.kind, r)
+            p = cache[r] = run.plan(collective.kind, r)
         return p
 
     def evaluate(routes: Sequence[Route]) -> float:
-        return simulate(network, collective, intra=intra, timing=timing,
-                        plans=[[plan(r) for r in routes]],
-                        active_chunks=active_chunks).makespan_ns
+        return run.makespan_ns(collective, network, timing, [plan(r) for r in routes], intra,
+                               active_chunks)
 
     return evaluate
 

@@ -20,12 +20,16 @@ With more than :data:`SCREEN_CHUNKS` chunks, the candidates other than
 baseline and Themis are first simulated under one discipline and only the
 best few under the others.
 
+Every candidate is scored as the run then applies it (a
+:class:`~themis.policies.base.RunModel`: the run's timing, plan shape, queues
+and tie order), and the run's references (what the same run gives baseline and
+Themis, e.g. ASTRA-sim 1.0's with their own plan shapes) are candidates too.
 The shortest (makespan, then candidate order, then discipline order) wins, so
 the portfolio is never slower than baseline or Themis under the same
-discipline: both are candidates. Its :class:`PolicyChoice` says which
+discipline and any timing. Its :class:`PolicyChoice` says which
 candidate and discipline won (``label`` like ``lb-mix:interleave:count/lrw``).
 Results are cached per collective shape (network, timing, algorithms, endpoint
-delay, collective, size, chunks, allowed disciplines, k), so a sweep or a
+delay, collective, size, chunks, allowed disciplines, k, run model), so a sweep or a
 training iteration pays once per shape.
 """
 
@@ -38,7 +42,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
-from themis.policies.base import PolicyChoice, Route, register_policy
+from themis.plans import PlanShape
+from themis.policies.base import PLAIN_RUN, PolicyChoice, Route, RunModel, register_policy
 from themis.policies.guarded import guarded_routes
 from themis.policies.lb_mix import mix_routes
 from themis.policies.route_mix import RouteLoads, all_routes, route_counts
@@ -107,11 +112,9 @@ def list_greedy_routes(loads: RouteLoads, objective: str = "finish") -> list[Rou
 
 
 def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
-                      loads: RouteLoads, intra: str, active_chunks: int) -> list[Route]:
+                      loads: RouteLoads, intra: str, active_chunks: int,
+                      run: RunModel = PLAIN_RUN) -> list[Route]:
     """Per chunk, the route whose simulated partial collective (chunks so far) ends first."""
-    from themis.plans import stage_plan
-    from themis.simulator import simulate
-
     sizes = collective.chunk_sizes()
     chosen: list[Route] = []
     for k in range(len(sizes)):
@@ -119,9 +122,8 @@ def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
         part = Collective(collective.kind, sizes[0] * (k + 1), k + 1)
         best_r, best_t = loads.routes[0], float("inf")
         for r in loads.routes:
-            plans = [stage_plan(collective.kind, x) for x in chosen + [r]]
-            t = simulate(network, part, intra=intra, timing=timing, plans=[plans],
-                         active_chunks=active_chunks).makespan_ns
+            plans = [run.plan(collective.kind, x) for x in chosen + [r]]
+            t = run.makespan_ns(part, network, timing, plans, intra, active_chunks)
             if t < best_t * (1 - 1e-12):
                 best_r, best_t = r, t
         chosen.append(best_r)
@@ -130,12 +132,13 @@ def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
 
 def candidates(collective: Collective, network: Network, timing: Timing,
                intra_options: Sequence[str] = ("fifo",), active_chunks: int = 1,
-               ) -> list[tuple[str, list[Route]]]:
-    """The candidate route assignments (label, routes), duplicates removed."""
+               run: RunModel = PLAIN_RUN) -> list[tuple[str, list[Route]]]:
+    """The candidate route assignments (label, routes), duplicates removed; each is
+    run with ``run``'s plan shape (its references are added by :func:`best_plan`)."""
     from themis.policies.greedy import Themis
     from themis.policies.round_robin import RoundRobin
 
-    loads = RouteLoads.measure(collective, network, timing)
+    loads = RouteLoads.measure(collective, network, timing, run.shape)
     n = len(collective.chunk_sizes())
     out: list[tuple[str, list[Route]]] = [
         ("baseline", [tuple(network.active_dims)] * n),
@@ -164,7 +167,7 @@ def candidates(collective: Collective, network: Network, timing: Timing,
     if n * len(loads.routes) <= SIM_GREEDY_LIMIT:
         for q in intra_options:
             out.append((f"sim-greedy:{q}", sim_greedy_routes(collective, network, timing,
-                                                             loads, q, active_chunks)))
+                                                             loads, q, active_chunks, run)))
     if len(loads.routes) <= 6:
         for r in loads.routes[1:]:
             out.append(("fixed:" + ",".join(map(str, r)), [r] * n))
@@ -179,49 +182,52 @@ def candidates(collective: Collective, network: Network, timing: Timing,
 
 
 def _cache_key(collective: Collective, network: Network, timing: Timing,
-               intra_options: Sequence[str], active_chunks: int) -> tuple:
+               intra_options: Sequence[str], active_chunks: int, run: RunModel) -> tuple:
     return (network, timing.name, tuple(timing.algorithms), float(timing.endpoint_delay_ns),
             collective.kind, collective.size_bytes, collective.chunks, tuple(intra_options),
-            active_chunks)
+            active_chunks, run)
 
 
 def best_plan(collective: Collective, network: Network, timing: Timing,
-              intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
+              intra_options: Sequence[str], active_chunks: int = 1,
+              run: RunModel = PLAIN_RUN) -> PolicyChoice:
     """Simulate every candidate under every allowed discipline; the shortest wins.
 
-    With several ``intra_options`` the answer is also never slower than the plan for
-    any one of them alone (local-search polish from different starts can differ)."""
-    from themis.plans import stage_plan
-    from themis.simulator import simulate
-
-    key = _cache_key(collective, network, timing, intra_options, active_chunks)
+    Every candidate is scored as ``run`` applies it (plan shape, queues, tie order),
+    and ``run``'s references (what the same run gives baseline and Themis) are
+    candidates under every allowed discipline too, so the answer is never slower
+    than any of them. With several ``intra_options`` the answer is also never
+    slower than the plan for any one of them alone (local-search polish from
+    different starts can differ)."""
+    key = _cache_key(collective, network, timing, intra_options, active_chunks, run)
     hit = _CACHE.get(key)
     if hit is not None:
         _CACHE.move_to_end(key)
         return hit
     t0 = time.perf_counter()
     best: PolicyChoice | None = None
+    # The best per discipline among candidates in the run's own shape (polish starts).
     best_by_intra: dict[str, PolicyChoice] = {}
-    plan_of: dict[Route, tuple] = {}
+    plan_of: dict[tuple[Route, PlanShape | None], tuple] = {}
 
-    def run(label: str, routes: list[Route], q: str) -> float:
+    def score(label: str, routes: Sequence[Route], q: str,
+              shape: PlanShape | None = None) -> float:
         nonlocal best
         plans = []
         for r in routes:
-            p = plan_of.get(r)
+            p = plan_of.get((r, shape))
             if p is None:
-                p = plan_of[r] = stage_plan(collective.kind, r)
+                p = plan_of[r, shape] = run.plan(collective.kind, r, shape)
             plans.append(p)
-        t = simulate(network, collective, intra=q, timing=timing, plans=[plans],
-                     active_chunks=active_chunks).makespan_ns
-        choice = PolicyChoice(list(routes), q, f"{label}/{q}", t)
-        if q not in best_by_intra or t < best_by_intra[q].makespan_ns:
+        t = run.makespan_ns(collective, network, timing, plans, q, active_chunks, shape)
+        choice = PolicyChoice(list(routes), q, f"{label}/{q}", t, shape=shape)
+        if shape is None and (q not in best_by_intra or t < best_by_intra[q].makespan_ns):
             best_by_intra[q] = choice
         if best is None or t < best.makespan_ns:
             best = choice
         return t
 
-    cands = candidates(collective, network, timing, intra_options, active_chunks)
+    cands = candidates(collective, network, timing, intra_options, active_chunks, run)
     n = len(collective.chunk_sizes())
     screen = n > SCREEN_CHUNKS and len(intra_options) > 1
     first = next((q for q in SCREEN_ORDER if q in intra_options), intra_options[0])
@@ -229,13 +235,17 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
     for i, (label, routes) in enumerate(cands):
         if not screen or label in REFERENCES:
             for q in intra_options:
-                run(label, routes, q)
+                score(label, routes, q)
         else:
-            screened.append((run(label, routes, first), i))
+            screened.append((score(label, routes, first), i))
     for _, i in sorted(screened)[:SCREEN_TOP]:
         for q in intra_options:
             if q != first:
-                run(*cands[i], q)
+                score(*cands[i], q)
+    for label, routes, shape in run.references:
+        # What the same run gives another policy (its own plan shape): never slower.
+        for q in intra_options:
+            score(f"run:{label}", routes, q, None if shape == run.shape else shape)
     assert best is not None
     routes_all = all_routes(network)
     if n * len(routes_all) <= POLISH_LIMIT:
@@ -244,7 +254,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
         for q in intra_options:
             start = best_by_intra[q]
             res = local_search(start.routes, routes_all,
-                               evaluator(collective, network, timing, q, active_chunks),
+                               evaluator(collective, network, timing, q, active_chunks, run),
                                POLISH_BUDGET, start_ns=start.makespan_ns)
             if res.makespan_ns < best.makespan_ns:
                 best = PolicyChoice(res.routes, q, f"{start.label}+search", res.makespan_ns)
@@ -256,7 +266,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
         # a candidate screened out) run each alone. They are cached, so a sweep that
         # also runs portfolio/fifo, /scf and /lrw pays once.
         for q in intra_options:
-            single = best_plan(collective, network, timing, (q,), active_chunks)
+            single = best_plan(collective, network, timing, (q,), active_chunks, run)
             if single.makespan_ns < best.makespan_ns:
                 best = single
     best = dataclasses.replace(best, plan_s=time.perf_counter() - t0)
@@ -281,6 +291,8 @@ class Portfolio:
                          ("fifo", "scf")).routes
 
     def plan(self, collective: Collective, network: Network, timing: Timing,
-             intra_options: Sequence[str], active_chunks: int = 1) -> PolicyChoice:
-        """The best candidate and discipline among ``intra_options``."""
-        return best_plan(collective, network, timing, tuple(intra_options), active_chunks)
+             intra_options: Sequence[str], active_chunks: int = 1,
+             run: RunModel = PLAIN_RUN) -> PolicyChoice:
+        """The best candidate and discipline among ``intra_options``, scored as ``run``
+        applies it."""
+        return best_plan(collective, network, timing, tuple(intra_options), active_chunks, run)

@@ -2,9 +2,10 @@
 
 :class:`RouteLoads` measures, with the timing model's own stage times
 (latency included), what every route costs every dimension for each chunk
-size of a collective: the busy time it adds (RS + AG stages), the head
-(stages the chunk runs before it first reaches the dimension), the tail
-(stages after it last leaves it) and the whole chain.
+size of a collective: the busy time it adds (its stages in the run's plan
+shape: RS + AG, or ASTRA-sim's AR stages), the head (stages the chunk runs
+before it first reaches the dimension), the tail (stages after it last leaves
+it) and the whole chain.
 
 :func:`route_counts` solves the integer program over how many chunks of each
 size take each route (model.md §7, LB3): minimise T with, per dimension,
@@ -26,7 +27,7 @@ from functools import cached_property
 
 from themis.collective import Collective
 from themis.highs import new_highs
-from themis.plans import stage_plan
+from themis.plans import PlanShape, stage_plan
 from themis.policies.base import Route
 from themis.timing import Timing
 from topologies.network import Network
@@ -64,8 +65,10 @@ class RouteLoads:
     steps: list[list[list[tuple[int, float]]]]
 
     @classmethod
-    def measure(cls, collective: Collective, network: Network, timing: Timing) -> RouteLoads:
-        """Measure every route with ``timing`` for ``collective`` on ``network``."""
+    def measure(cls, collective: Collective, network: Network, timing: Timing,
+                shape: PlanShape = PlanShape.RS_AG) -> RouteLoads:
+        """Measure every route with ``timing`` for ``collective`` on ``network``, each
+        all-reduce chunk crossing it with the plan ``shape`` (the run's)."""
         routes = all_routes(network)
         chunk_sizes = collective.chunk_sizes()
         sizes = sorted(set(chunk_sizes), key=chunk_sizes.index)
@@ -76,7 +79,7 @@ class RouteLoads:
         for s in sizes:
             b_k, h_k, t_k, c_k, s_k = [], [], [], [], []
             for r in routes:
-                plan = stage_plan(collective.kind, r)
+                plan = stage_plan(collective.kind, r, shape=shape)
                 m = timing.all_gather_input(s) if gather else float(s)
                 durs = []
                 for phase, d in plan:
