@@ -299,13 +299,14 @@ def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
     """A ``solver_params`` table: keys and values :class:`solvers.SolverParams` accepts
     (its fields, or CP-SAT parameters by name), except the spec's own keys, and
     sub-tables named after a solver, for that solver only."""
-    from solvers import SOLVERS
+    from solvers import backend_names
 
     if not isinstance(value, dict):
         raise InputError("must be a table of solver parameters", where, value, file)
-    shared = {k: v for k, v in value.items() if k not in SOLVERS}
+    names = backend_names()
+    shared = {k: v for k, v in value.items() if k not in names}
     _check_params_table(shared, where, file)
-    for name in SOLVERS:
+    for name in names:
         if name in value:
             sub = value[name]
             if not isinstance(sub, dict):
