@@ -327,15 +327,13 @@ def _check_params_table(values: dict[str, Any], where: str, file: str,
         if isinstance(v, list) or v is None:
             raise InputError("must be a number, a string, a boolean or a table",
                              f"{at}.{k}", v, file)
-    import solvers
+    from solvers import SolverParams
 
-    make = getattr(solvers, "SolverParams", None)  # older solvers: checked when they run
-    if make is not None:
-        try:
-            make().with_overrides(values)
-        except InputError as err:
-            at = own_where if own is not None and err.field in own else where
-            raise InputError(err.reason, f"{at}.{err.field}", err.value, file) from None
+    try:
+        SolverParams().with_overrides(values)
+    except InputError as err:
+        at = own_where if own is not None and err.field in own else where
+        raise InputError(err.reason, f"{at}.{err.field}", err.value, file) from None
 
 
 def _check_solver_options(opts: dict[str, Any], solvers_used: list[str], g: str,
