@@ -104,15 +104,21 @@ def compare(
 ) -> Comparison:
     """Run every policy x discipline, every solver and the bounds on ``instance``.
 
-    Policies always use reverse AG orders; the solvers solve the ``ag_order``
-    variant (``solvers=None``: every solver of :data:`solvers.SOLVERS`). Every
+    The solvers get the bounds and the policies' schedules computed here (their
+    default hints, not simulated twice). Policies always use reverse AG orders;
+    the solvers solve the ``ag_order``
+    variant (``solvers=None``: every registered solver, :func:`solvers.backend_names`). Every
     row is scored against its own variant (see :mod:`reports.scoring`). A
     solver that raises gives a row with status ``error`` (and the message)
     rather than stopping the comparison; a name or route that is not valid is
     an :class:`InputError`.
     """
+    from solvers.hints import hint_name
+
     if solvers is None:
-        from solvers import SOLVERS as solvers
+        from solvers import backend_names
+
+        solvers = backend_names()
     policies = [canonical_policy(p, "policies") for p in policies]
     intra = [canonical_intra(q, "intra") for q in intra]
     solvers = [canonical_solver(s, "solvers") for s in solvers]
@@ -123,10 +129,13 @@ def compare(
         check_method(instance, m)
     results: list[MethodResult] = []
     bounds: dict[AgOrder, Any] = {}
-    for m in methods:  # the bounds come first: the solvers reuse them
-        r = run_method(instance, m, bounds=bounds.get(m.ag_order))
+    simulations: dict[str, Any] = {}  # the policies' schedules, the solvers' hints
+    for m in methods:  # bounds, then policies, then solvers: the solvers reuse both
+        r = run_method(instance, m, bounds=bounds.get(m.ag_order), simulations=simulations)
         if m.kind == Kind.BOUND and r.detail is not None:
             bounds[m.ag_order] = r.detail
+        if m.kind == Kind.POLICY and r.schedule is not None:
+            simulations[hint_name(m.name, m.intra)] = r.schedule
         results.append(r)
     refs = score(results)
     refs.setdefault(variant, refs[AgOrder.REVERSE])

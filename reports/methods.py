@@ -10,8 +10,10 @@ Names come from the registries, so anything ``themis simulate`` accepts works
 here too: every registered policy (``themis.policies.register_policy``,
 including the user's own), ASTRA-sim's aliases, and fixed routes such as
 ``2,0,1`` (one route for every chunk; ``2,0,1;0,1,2`` cycles through routes);
-every discipline :func:`themis.disciplines.canonical_intra` accepts; the solvers of
-:data:`solvers.SOLVERS`.
+every discipline :func:`themis.disciplines.canonical_intra` accepts; every solver
+of the registry (:func:`solvers.backend_names`, including a backend the user
+registers with :func:`solvers.backend.register_backend`); the AG orders of
+:class:`themis.plans.AgOrder`.
 """
 
 from __future__ import annotations
@@ -114,12 +116,15 @@ IMPROVE = "improve"
 
 def canonical_solver(value: object, field_name: str, file: str = "") -> str:
     """The canonical name of an exact solver (or ``improve``)."""
-    from solvers import SOLVERS
+    from solvers import backend_names
 
-    key = value.strip().lower() if isinstance(value, str) else None
-    key = SOLVER_ALIASES.get(key, key) if key is not None else None
-    if key not in SOLVERS and key != IMPROVE:
-        raise InputError(f"unknown solver (expected one of {', '.join(SOLVERS)}, or "
+    names = backend_names()
+    key = value.strip() if isinstance(value, str) else None
+    if key is not None and key not in names:  # a registered name as it is, else lower case
+        key = key.lower()
+        key = SOLVER_ALIASES.get(key, key)
+    if key not in names and key != IMPROVE:
+        raise InputError(f"unknown solver (expected one of {', '.join(names)}, or "
                          f"{IMPROVE})", field_name, value, file)
     return key
 
@@ -177,11 +182,12 @@ def params_for(params: Mapping[str, Any] | None, solver: str) -> dict[str, Any]:
     overridden by the sub-table named after the solver (``[solver_params.cpsat]``).
     Sub-tables of other solvers are left out, so a limit of one backend (a CP-SAT
     deterministic time, a HiGHS node limit) never reaches another."""
-    from solvers import SOLVERS
+    from solvers import backend_names
 
     if not params:
         return {}
-    out = {k: v for k, v in params.items() if k not in SOLVERS}
+    names = backend_names()
+    out = {k: v for k, v in params.items() if k not in names}
     out.update(params.get(solver) or {})
     return out
 
@@ -283,7 +289,8 @@ def check_method(instance: Instance, method: Method) -> None:
 
 
 def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
-               metrics: bool = True, bounds: Any = None) -> MethodResult:
+               metrics: bool = True, bounds: Any = None,
+               simulations: Mapping[str, Any] | None = None) -> MethodResult:
     """Run ``method`` on ``instance``; a failure is a result with status ``error``.
 
     An :class:`InputError` (the user's input is wrong, e.g. a route that is not
@@ -292,7 +299,10 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
     (sweeps: the truncated result would be recorded as done). ``metrics`` adds
     the utilization columns of the schedule. ``bounds``: the
     :class:`solvers.Bounds` of the instance for a solver's AG variant, if the
-    caller has them (the solver then does not compute them again).
+    caller has them (the solver then does not compute them again);
+    ``simulations``: policy schedules of the instance the caller already has, by
+    hint name (``themis+scf``), which a solver reuses for its default hints
+    instead of simulating them again (:func:`solvers.solve`).
     """
     from themis.metrics import ideal_ns
 
@@ -307,7 +317,7 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
                                 schedule=res.schedule,
                                 choice=res.schedule.meta.get("policy_choice"))
         elif method.kind == Kind.SOLVER:
-            out = _run_solver(instance, method, catch_sigint, bounds)
+            out = _run_solver(instance, method, catch_sigint, bounds, simulations)
         else:
             from solvers import bounds
 
@@ -335,7 +345,7 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
 
 
 def _run_solver(instance: Instance, method: Method, catch_sigint: bool,
-                bounds: Any) -> MethodResult:
+                bounds: Any, simulations: Mapping[str, Any] | None = None) -> MethodResult:
     extra: dict[str, Any] = json.loads(method.solver_params) if method.solver_params else {}
     if method.name == IMPROVE:
         from solvers.improve import improve
@@ -344,7 +354,7 @@ def _run_solver(instance: Instance, method: Method, catch_sigint: bool,
         # method's wall-clock time limit is not passed on.
         res = improve(instance, **extra)
     else:
-        res = _solve(instance, method, extra, catch_sigint, bounds)
+        res = _solve(instance, method, extra, catch_sigint, bounds, simulations)
     valid = bool(res.valid) if res.schedule is not None else True
     status = Status(res.status) if valid else Status.INVALID
     return method.result(status, makespan_ns=res.makespan_ns,
@@ -356,7 +366,7 @@ def _run_solver(instance: Instance, method: Method, catch_sigint: bool,
 
 
 def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigint: bool,
-           bounds: Any) -> Any:
+           bounds: Any, simulations: Mapping[str, Any] | None = None) -> Any:
     """:func:`solvers.solve` with the method's limit, AG variant, threads and parameters."""
     import solvers
 
@@ -366,7 +376,8 @@ def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigi
         extra["threads"] = method.threads
     if method.name == "cpsat" and not catch_sigint:
         extra.setdefault("catch_sigint_signal", False)
-    return solvers.solve(instance, method.name, params.with_overrides(extra), bounds=bounds)
+    return solvers.solve(instance, method.name, params.with_overrides(extra), bounds=bounds,
+                         simulations=simulations)
 
 
 __all__ = ["COMPARE_INTRAS", "COMPARE_POLICIES", "DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE",

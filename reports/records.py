@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from themis.plans import AgOrder
+
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.instance import Instance
     from themis.schedule import Schedule
@@ -45,18 +47,6 @@ class Status(StrEnum):
     INVALID = "invalid"
     BOUND = "bound"
     ERROR = "error"
-
-
-class AgOrder(StrEnum):
-    """The AG variant (model.md §7): AG along the reversed RS route, or free AG orders.
-
-    A schedule with reverse AG orders is feasible for both variants, one with
-    free orders only for ``free``; a bound for ``free`` is valid for both, one
-    for ``reverse`` only for ``reverse``.
-    """
-
-    REVERSE = "reverse"
-    FREE = "free"
 
 
 def task_key(instance_key: str, method: str, ag_order: str) -> str:

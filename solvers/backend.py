@@ -1,4 +1,4 @@
-"""The backend protocol and registry: a solver is a function ``Problem -> RawSolution``.
+"""The backend contract: a solver is a function ``Problem -> RawSolution``, registered by name.
 
 :func:`solvers.solve` prepares a :class:`Problem` (data, bounds, hint,
 parameters, deadline) and calls the backend registered under the solver's
@@ -7,6 +7,11 @@ name; the backend builds its model, searches and returns a
 checking, grading, fallback to the hint) is :mod:`solvers.grading`'s, so a
 backend cannot claim more than it proved. A backend may raise: the failure
 becomes a Result with the reason (see :mod:`solvers.solve`).
+
+This module is the contract only (what a backend gets, returns and how it
+registers); it imports no backend. :mod:`solvers.registry` imports the bundled
+backends (``cpsat``, ``cbc``, ``highs``, in that order) and answers which names
+exist, so the backends import this module and nothing imports them back.
 """
 
 from __future__ import annotations
@@ -21,7 +26,6 @@ from solvers.hints import Hint
 from solvers.params import SolverParams
 from solvers.result import RawSolution
 from solvers.retime import Retimer
-from topologies.errors import InputError
 
 
 @dataclass
@@ -80,23 +84,3 @@ def register_backend(name: str, check_size: SizeCheck | None = None,
 def unregister_backend(name: str) -> None:
     """Remove a backend (tests register fakes and remove them again)."""
     _BACKENDS.pop(name, None)
-
-
-def _load_builtin() -> None:
-    import solvers.cpsat  # noqa: F401  (registers cpsat)
-    import solvers.milp  # noqa: F401  (registers cbc and highs)
-
-
-def backend_names() -> list[str]:
-    """The solver names :func:`solvers.solve` accepts."""
-    _load_builtin()
-    return list(_BACKENDS)
-
-
-def get_backend(name: object) -> BackendInfo:
-    """The backend registered as ``name`` (InputError if none is)."""
-    _load_builtin()
-    if not isinstance(name, str) or name not in _BACKENDS:
-        raise InputError(f"unknown solver (expected one of {', '.join(_BACKENDS)})",
-                         "solver", name)
-    return _BACKENDS[name]

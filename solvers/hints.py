@@ -10,7 +10,7 @@ valid schedules of the instance.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from solvers.common import Assignment, ProblemData, assignment_from_schedule
@@ -50,17 +50,31 @@ def hint_methods() -> list[tuple[str, str | None]]:
     return first + rest  # planning policies first: the strongest when time is short
 
 
-def simulated_hints(instance: Instance, deadline: float = float("inf")
+def hint_name(policy: str, intra: str | None) -> str:
+    """The name of a default hint candidate: ``policy+intra``, or ``policy`` for a policy
+    that chooses its discipline itself."""
+    return policy if intra is None else f"{policy}+{intra}"
+
+
+def simulated_hints(instance: Instance, deadline: float = float("inf"),
+                    known: Mapping[str, Schedule] | None = None
                     ) -> tuple[dict[str, Schedule], dict[str, str]]:
     """Schedules of every registered policy x discipline, and the errors of those that failed.
 
     Past ``deadline`` (a ``time.perf_counter()`` value) no further simulation
-    starts once one schedule exists (the rest are listed as skipped).
+    starts once one schedule exists (the rest are listed as skipped). ``known``:
+    schedules the caller already simulated on this instance, by :func:`hint_name`;
+    they are taken as they are instead of being simulated again (the candidates,
+    their order and so the chosen hint stay the same).
     """
+    known = known or {}
     out: dict[str, Schedule] = {}
     errors: dict[str, str] = {}
     for policy, intra in hint_methods():
-        name = policy if intra is None else f"{policy}+{intra}"
+        name = hint_name(policy, intra)
+        if name in known:
+            out[name] = known[name]
+            continue
         if out and time.perf_counter() > deadline:
             errors[name] = "skipped: out of time"
             continue

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from themis.plans import AgOrder
 from topologies.errors import InputError
 
-#: The AG variants of model.md §7.
-AG_ORDERS: tuple[str, ...] = ("reverse", "free")
+#: The AG variants of model.md §7 (the members of :class:`themis.plans.AgOrder`).
+AG_ORDERS: tuple[str, ...] = tuple(AgOrder)
 
 
 def _positive(name: str, value: object, integer: bool = False, optional: bool = True) -> None:

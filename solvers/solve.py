@@ -2,7 +2,7 @@
 
 ``solve(instance, solver, params, bounds=..., hint=...)`` prepares the
 problem once (data, bounds, hint), runs the backend registered under
-``solver`` (:mod:`solvers.backend`) and grades its answer
+``solver`` (:mod:`solvers.registry`) and grades its answer
 (:mod:`solvers.grading`): one re-timing by the simulator's replay, the
 independent checker, an honest status. Every backend failure is a Result:
 an exception, a crash or a limit without an answer gives the hint with
@@ -13,24 +13,22 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from solvers.backend import BackendInfo, Problem, get_backend
+from solvers.backend import BackendInfo, Problem
 from solvers.bounds import LB3_SAFETY_S, Bounds
 from solvers.bounds import bounds as compute_bounds
 from solvers.common import ProblemData
 from solvers.grading import grade
 from solvers.hints import best_hint, candidate_schedules, seeded, simulated_hints, validate_hint
 from solvers.params import SolverParams
+from solvers.registry import get_backend
 from solvers.result import RawSolution, Result, Status
 from solvers.retime import Retimer
 from themis.instance import Instance
 from themis.schedule import Schedule
 from topologies.errors import InputError
-
-#: The built-in solver names (``solvers.backend.backend_names()`` lists all registered).
-SOLVERS: tuple[str, ...] = ("cpsat", "cbc", "highs")
 
 _WORK_LIMITS = ("deterministic_time_s", "node_limit")
 
@@ -76,7 +74,9 @@ def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
 
 def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
                 hint: Schedule | Sequence[Schedule] | None,
-                params: SolverParams, t0: float) -> tuple[dict[str, Schedule], dict]:
+                params: SolverParams, t0: float,
+                simulations: Mapping[str, Schedule] | None = None
+                ) -> tuple[dict[str, Schedule], dict]:
     """The hint candidates; simulations stop at 30% of the time limit (after one).
 
     With a deterministic budget every candidate runs (the hint must not depend
@@ -85,7 +85,7 @@ def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
     meta: dict = {}
     soft = float("inf") if params.deterministic else t0 + 0.3 * params.time_limit_s
     if hint is None:
-        cands, errors = simulated_hints(instance, soft)
+        cands, errors = simulated_hints(instance, soft, simulations)
         if errors:
             meta["hint_errors"] = errors
     else:
@@ -106,6 +106,7 @@ def solve(
     *,
     bounds: Bounds | None = None,
     hint: Schedule | Sequence[Schedule] | None = None,
+    simulations: Mapping[str, Schedule] | None = None,
     **overrides: Any,
 ) -> Result:
     """Solve ``instance`` exactly (model.md §7) with the backend ``solver``.
@@ -121,7 +122,9 @@ def solve(
     caller has them (else computed). ``hint``: one or more schedules of this
     instance (checked); the shortest is the warm start, the upper bound and
     the fallback answer. Without one, the hint is the best simulation of
-    every registered policy under every discipline. With ``seed_lb3``,
+    every registered policy under every discipline; ``simulations`` are such
+    schedules the caller already has (by :func:`solvers.hints.hint_name`,
+    e.g. ``themis+scf``), reused instead of simulated again. With ``seed_lb3``,
     schedules on LB3's route counts join the candidates.
 
     ``params.time_limit_s`` bounds the whole call (bounds, hints, model
@@ -137,7 +140,7 @@ def solve(
     if backend.check_size is not None:
         backend.check_size(data)
     lb = _bounds(instance, data, bounds, params)
-    cands, meta = _candidates(instance, data, lb, hint, params, t0)
+    cands, meta = _candidates(instance, data, lb, hint, params, t0, simulations)
     best = best_hint(data, cands, params.symmetry)
     meta.update(bounds=lb.to_dict(), hint=None if best is None else best.name,
                 params=params.to_dict())

@@ -7,8 +7,8 @@ inside functions, under ``TYPE_CHECKING``) fails on:
   may import anything, and nothing else may import it);
 - a module imported by a name computed at run time or given as a string
   (``__import__("x")``, ``importlib.import_module("x")``), which hides imports
-  from readers and tools; the one exception is a package loading its own
-  plugin modules, ``import_module(f"{__name__}.{name}")``;
+  from readers and tools (plug-in packages import their modules by name, in a
+  chosen order, in their ``__init__``);
 - a cycle among module-level imports.
 """
 
@@ -90,12 +90,7 @@ def _dynamic_imports(path: Path) -> list[str]:
         if name not in ("__import__", "importlib.import_module", "import_module",
                         "importlib.__import__"):
             continue
-        arg = node.args[0] if node.args else None
-        own_plugin = (isinstance(arg, ast.JoinedStr) and arg.values
-                      and isinstance(arg.values[0], ast.FormattedValue)
-                      and ast.unparse(arg.values[0].value) == "__name__")
-        if not own_plugin:
-            out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+        out.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
     return out
 
 

@@ -39,6 +39,19 @@ class PlanShape(StrEnum):
     AR_PER_DIM = "ar-per-dim"
 
 
+class AgOrder(StrEnum):
+    """The AG variant (model.md §7): AG along the reversed RS route, or free AG orders.
+
+    A schedule with reverse AG orders is feasible for both variants, one with
+    free orders only for ``free``; a bound for ``free`` is valid for both, one
+    for ``reverse`` only for ``reverse``. The one list of AG orders: the
+    solvers, the sweeps and the command line take their names from it.
+    """
+
+    REVERSE = "reverse"
+    FREE = "free"
+
+
 def stage_plan(
     kind: str,
     route: Sequence[int],

@@ -20,8 +20,6 @@ from reports.cli.common import (
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
-_SOLVERS = ("cpsat", "cbc", "highs")
-_AG_ORDERS = ("reverse", "free")
 DEFAULT_TIME_LIMIT_S = 10.0
 
 
@@ -68,9 +66,18 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
 
 
 def _check_common(args: argparse.Namespace) -> None:
-    if args.ag_order not in _AG_ORDERS:
-        raise InputError(f"unknown AG order (expected {' or '.join(_AG_ORDERS)})",
+    from themis.plans import AgOrder
+
+    if args.ag_order not in set(AgOrder):
+        raise InputError(f"unknown AG order (expected {' or '.join(AgOrder)})",
                          "--ag-order", args.ag_order)
+
+
+def _with_limit(work_limit: str) -> list[str]:
+    """The registered solvers whose deterministic limit is ``work_limit``."""
+    from solvers.registry import backend_names, get_backend
+
+    return [n for n in backend_names() if get_backend(n).work_limit == work_limit]
 
 
 def _check_work_limits(args: argparse.Namespace) -> None:
@@ -78,8 +85,9 @@ def _check_work_limits(args: argparse.Namespace) -> None:
         if not args.deterministic_time > 0 or args.deterministic_time == float("inf"):
             raise InputError("must be a positive number", "--deterministic-time",
                              args.deterministic_time)
-        if args.solver != "cpsat":
-            raise InputError("applies to --solver cpsat only (the MILPs: --node-limit)",
+        if args.solver not in (dtime := _with_limit("deterministic_time_s")):
+            raise InputError(f"applies to --solver {' or '.join(dtime)} only (the MILPs: "
+                             "--node-limit)",
                              "--deterministic-time", args.deterministic_time)
         if args.threads not in (None, 1):
             raise InputError("a deterministic time needs one worker", "--threads",
@@ -87,8 +95,8 @@ def _check_work_limits(args: argparse.Namespace) -> None:
     if args.node_limit is not None:
         if args.node_limit < 1:
             raise InputError("must be at least 1", "--node-limit", args.node_limit)
-        if args.solver == "cpsat":
-            raise InputError("applies to --solver cbc or highs only (cpsat: "
+        if args.solver not in (nodes := _with_limit("node_limit")):
+            raise InputError(f"applies to --solver {' or '.join(nodes)} only (cpsat: "
                              "--deterministic-time)", "--node-limit", args.node_limit)
     if args.seed < 0:
         raise InputError("must be at least 0", "--seed", args.seed)
@@ -97,8 +105,10 @@ def _check_work_limits(args: argparse.Namespace) -> None:
 def cmd_solve(args: argparse.Namespace) -> int:
     """``themis solve``."""
     _check_common(args)
-    if args.solver not in _SOLVERS:
-        raise InputError(f"unknown solver (expected one of {', '.join(_SOLVERS)})",
+    from solvers import backend_names
+
+    if args.solver not in (names := backend_names()):
+        raise InputError(f"unknown solver (expected one of {', '.join(names)})",
                          "--solver", args.solver)
     if not args.time_limit > 0 or args.time_limit == float("inf"):
         raise InputError("must be a positive number of seconds", "--time-limit",

@@ -8,6 +8,11 @@ sweep on the same database stops with an error instead of running every task
 again. It then submits the tasks not yet finished and writes one committed row
 per finished task (see :mod:`reports.db`). A rerun skips finished tasks and
 retries the ones that failed.
+
+The lower bounds LB0-LB3 are computed once per instance and AG variant: the
+bound tasks run first, and each solver task gets its instance's bounds (a bound
+task finished by an earlier run is computed again, not stored again, when a
+solver task of its instance is still to run).
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from reports.records import Kind, Status
 from reports.sweep.executors import drive, executor_label, open_executor, stop_pool
 from reports.sweep.progress import Progress
 from reports.sweep.spec import load_spec
-from reports.sweep.tasks import Task, error_row, now, run_task
+from reports.sweep.tasks import BOUNDS_KEY, Task, error_row, now, run_task
 from topologies.errors import InputError
 
 
@@ -107,6 +112,7 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
         todo = [t for t in spec.tasks if t.key not in done]
         # Longest first: solver tasks lead, so the pool does not end on a long tail.
         todo.sort(key=lambda t: t.kind != Kind.SOLVER)
+        first = _bound_tasks(spec.tasks, todo)
         meta = db.get_meta(conn)
         db.set_meta(conn, {
             "spec_text": spec.text, "spec_path": str(spec_path),
@@ -124,7 +130,17 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
         stream.flush()
         progress = Progress(len(spec.tasks), outcome.done_before, stream, tty)
 
+        found: dict[tuple[str, str], Any] = {}
+
+        def record_bound(task: Task, row: dict[str, Any]) -> None:
+            bounds = row.pop(BOUNDS_KEY, None)
+            if bounds is not None:
+                found[task.bounds_key] = bounds
+            if task.key not in done:
+                record(task, row)
+
         def record(task: Task, row: dict[str, Any]) -> None:
+            row.pop(BOUNDS_KEY, None)
             db.store(conn, row)
             outcome.ran += 1
             if row["status"] == Status.ERROR:
@@ -133,7 +149,10 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
             progress.update(task.label(), row)
 
         try:
-            drive(todo, run_task, error_row, executor, slots, record)
+            drive(first, run_task, error_row, executor, slots, record_bound)
+            rest = [t.with_bounds(found.get(t.bounds_key)) if t.kind == Kind.SOLVER else t
+                    for t in todo if t.kind != Kind.BOUND]
+            drive(rest, run_task, error_row, executor, slots, record)
         except KeyboardInterrupt:
             outcome.interrupted = True
             stop_pool(executor)
@@ -150,6 +169,15 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
             "executor": executor_label(workers, dask),
         })
     return outcome
+
+
+def _bound_tasks(tasks: list[Task], todo: list[Task]) -> list[Task]:
+    """The bound tasks to run first: those to do, and the finished ones whose bounds a
+    solver task to do needs (in the spec's order)."""
+    needed = {t.bounds_key for t in todo if t.kind == Kind.SOLVER}
+    pending = {t.key for t in todo}
+    return [t for t in tasks if t.kind == Kind.BOUND
+            and (t.key in pending or t.bounds_key in needed)]
 
 
 __all__ = ["SweepOutcome", "locked_database", "run_sweep", "sweep_command"]

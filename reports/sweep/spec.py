@@ -299,13 +299,14 @@ def check_solver_params(value: object, where: str, file: str) -> dict[str, Any]:
     """A ``solver_params`` table: keys and values :class:`solvers.SolverParams` accepts
     (its fields, or CP-SAT parameters by name), except the spec's own keys, and
     sub-tables named after a solver, for that solver only."""
-    from solvers import SOLVERS
+    from solvers import backend_names
 
     if not isinstance(value, dict):
         raise InputError("must be a table of solver parameters", where, value, file)
-    shared = {k: v for k, v in value.items() if k not in SOLVERS}
+    names = backend_names()
+    shared = {k: v for k, v in value.items() if k not in names}
     _check_params_table(shared, where, file)
-    for name in SOLVERS:
+    for name in names:
         if name in value:
             sub = value[name]
             if not isinstance(sub, dict):
@@ -326,15 +327,13 @@ def _check_params_table(values: dict[str, Any], where: str, file: str,
         if isinstance(v, list) or v is None:
             raise InputError("must be a number, a string, a boolean or a table",
                              f"{at}.{k}", v, file)
-    import solvers
+    from solvers import SolverParams
 
-    make = getattr(solvers, "SolverParams", None)  # older solvers: checked when they run
-    if make is not None:
-        try:
-            make().with_overrides(values)
-        except InputError as err:
-            at = own_where if own is not None and err.field in own else where
-            raise InputError(err.reason, f"{at}.{err.field}", err.value, file) from None
+    try:
+        SolverParams().with_overrides(values)
+    except InputError as err:
+        at = own_where if own is not None and err.field in own else where
+        raise InputError(err.reason, f"{at}.{err.field}", err.value, file) from None
 
 
 def _check_solver_options(opts: dict[str, Any], solvers_used: list[str], g: str,

@@ -10,20 +10,39 @@ from __future__ import annotations
 import datetime as dt
 import functools
 import platform
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reports.methods import Method, run_method
 from reports.records import InstanceInfo, Kind, MethodResult, Status, task_key
 
+#: The key of a bound task's row that carries its :class:`solvers.Bounds` back to the
+#: driver (not a database column).
+BOUNDS_KEY = "_bounds"
+
 
 @dataclass(frozen=True)
 class Task:
-    """One method on one instance (``network``: the name the spec gave it)."""
+    """One method on one instance (``network``: the name the spec gave it).
+
+    ``bounds``: the :class:`solvers.Bounds` of the instance for a solver task's AG
+    variant, when the sweep has computed them (its bound task): the solver then does
+    not compute them again.
+    """
 
     instance: Any  # themis.instance.Instance (untyped: cheap to import this module)
     network: str
     method: Method
+    bounds: Any = field(default=None, compare=False, repr=False)
+
+    @property
+    def bounds_key(self) -> tuple[str, str]:
+        """(instance key, AG variant): the bound task a solver task shares."""
+        return self.instance.key(), str(self.method.ag_order)
+
+    def with_bounds(self, bounds: Any) -> Task:
+        """This task, given its instance's bounds."""
+        return replace(self, bounds=bounds)
 
     @property
     def key(self) -> str:
@@ -78,13 +97,21 @@ def task_row(task: Task, result: MethodResult) -> dict[str, Any]:
 
 
 def run_task(task: Task) -> dict[str, Any]:
-    """Run one task and return its database row (never raises for a task's failure)."""
+    """Run one task and return its database row (never raises for a task's failure).
+
+    A bound task's row also carries its :class:`solvers.Bounds` under
+    :data:`BOUNDS_KEY`, for the solver tasks of the same instance and AG variant.
+    """
     try:
-        result = run_method(task.instance, task.method, catch_sigint=False)
+        result = run_method(task.instance, task.method, catch_sigint=False,
+                            bounds=task.bounds)
     except Exception as err:  # recorded, retried on the next run
         result = task.method.result(Status.ERROR, valid=False,
                                     error=f"{type(err).__name__}: {err}"[:4000])
-    return task_row(task, result)
+    row = task_row(task, result)
+    if task.kind == Kind.BOUND and result.status == Status.BOUND:
+        row[BOUNDS_KEY] = result.detail
+    return row
 
 
 def error_row(task: Task, err: BaseException) -> dict[str, Any]:
@@ -93,4 +120,4 @@ def error_row(task: Task, err: BaseException) -> dict[str, Any]:
                                              error=f"{type(err).__name__}: {err}"[:4000]))
 
 
-__all__ = ["Task", "error_row", "now", "run_task", "task_row", "versions"]
+__all__ = ["BOUNDS_KEY", "Task", "error_row", "now", "run_task", "task_row", "versions"]

@@ -293,10 +293,6 @@ def test_sweep_on_a_local_dask_cluster(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_spec_solver_params_are_checked_and_stored(tmp_path: Path) -> None:
-    import solvers
-
-    if not hasattr(solvers, "SolverParams"):
-        pytest.skip("solvers.SolverParams not available yet")
     base = TINY.replace("threads = 1\n", "threads = 1\n[solver_params]\n")
     spec = load_spec(write(tmp_path / "ok.toml", base.replace(
         "[solver_params]\n", "[solver_params]\ndeterministic_time_s = 2.5\n")))

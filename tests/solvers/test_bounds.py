@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from solvers import Bounds, bounds
@@ -68,12 +66,12 @@ def test_bounds_are_ordered_and_consistent(dims: int, chunks: int) -> None:
     assert bounds(inst, "free").lb_ns <= bounds(inst, "reverse").lb_ns * (1 + 1e-9)
 
 
-def test_bounds_are_fast_on_large_instances() -> None:
-    # The LB3 MIP stops at its deterministic node limit: a few seconds at most.
-    t0 = time.perf_counter()
+def test_bounds_on_large_instances_stop_at_the_node_limit() -> None:
+    # The LB3 MIP stops at its deterministic node limit (its speed: benchmarks/bench_limits.py).
     big = Instance(large().network, large().size_bytes, 64)
-    bounds(big)
-    assert time.perf_counter() - t0 < 20.0
+    b = bounds(big)
+    assert b.lb3_method in ("optimal", "node-limit")
+    assert b.lb2_ns <= b.lb3_ns <= b.lb_ns and b.lb_ns == max(b.lb0_ns, b.lb1_ns, b.lb3_ns)
 
 
 def test_bound_rejects_unknown_ag_order() -> None:

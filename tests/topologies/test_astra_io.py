@@ -220,7 +220,6 @@ def test_tutorial_systems() -> None:
     assert tpu.inter is None and tpu.intra is None
 
 
-@pytest.mark.skipif(not REFERENCE.is_dir(), reason="reference runs not available")
 @pytest.mark.parametrize(
     ("name", "inter", "intra", "boost"),
     [

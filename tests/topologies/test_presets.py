@@ -67,7 +67,6 @@ def test_preset_shapes() -> None:
             assert 0 < d.latency_ns <= 700
 
 
-@pytest.mark.skipif(not TUTORIAL.is_dir(), reason="reference tutorial not available")
 @pytest.mark.parametrize("name", TUTORIAL_FILES)
 def test_tutorial_files_copied_unchanged(name: str) -> None:
     assert filecmp.cmp(presets_dir() / name, TUTORIAL / name, shallow=False)

@@ -46,7 +46,6 @@ def test_r3_run_to_the_nanosecond(r: dict) -> None:
                 assert getattr(got, f"{ph}_{what}_ns") == want[f"{ph}_{what}"], \
                     (want["layer"], ph, what)
         assert got.collectives_issued == want["collectives_issued"]
-    # ASTRA-sim took 6-27 s on these; the project's simulator must stay far below.
-    assert res.wall_s < 5.0
+    # ASTRA-sim took 6-27 s on these; the simulator's time: benchmarks/bench_training.py.
     if res.lower_bound_ns is not None:
         assert res.lower_bound_ns <= res.end_ns

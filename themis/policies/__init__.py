@@ -1,4 +1,12 @@
-"""Inter-dimension policies, picked by name. A new policy is one module here."""
+"""Inter-dimension policies, picked by name. A new policy is one module here.
+
+Each module is imported below, by name and in a chosen order, so its
+``@register_policy`` runs on ``import themis.policies``; that order is the
+order of :func:`policy_names` (``baseline``, ``fixed``, ``themis``, ``guarded``,
+``lb-mix``, ``portfolio``, ``round-robin``), which the solvers' default hints
+follow. A new policy adds its import here (at the end, so that existing results
+keep their order).
+"""
 
 from themis.policies.base import (
     InterPolicy,
@@ -12,6 +20,9 @@ from themis.policies.base import (
     policy_names,
     register_policy,
 )
+
+# isort: off
+# The registration order; new modules go last.
 from themis.policies.baseline import Baseline
 from themis.policies.fixed import FixedRoute, parse_route
 from themis.policies.greedy import Themis
@@ -19,6 +30,7 @@ from themis.policies.guarded import Guarded
 from themis.policies.lb_mix import LbMix
 from themis.policies.portfolio import Portfolio
 from themis.policies.round_robin import RoundRobin
+# isort: on
 
 __all__ = [
     "Baseline",
@@ -40,11 +52,3 @@ __all__ = [
     "policy_names",
     "register_policy",
 ]
-
-# Policy modules added later (one file each) register themselves on import.
-import importlib as _importlib  # noqa: E402
-import pkgutil as _pkgutil  # noqa: E402
-
-for _mod in _pkgutil.iter_modules(__path__):
-    if _mod.name not in ("base", "baseline", "fixed", "greedy", "round_robin"):
-        _importlib.import_module(f"{__name__}.{_mod.name}")
