@@ -58,7 +58,7 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
     net = schedule.network
     try:
         tm = timing or make_timing(schedule.timing, net, schedule.algorithms,
-                                   schedule.endpoint_delay_ns)
+                                   schedule.endpoint_delay_ns, **schedule.timing_options)
     except Exception as err:  # an unknown timing or bad algorithms: report, don't crash
         return [Violation("timing", f"cannot build timing {schedule.timing!r}: {err}")]
     k = schedule.active_chunks

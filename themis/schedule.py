@@ -59,6 +59,8 @@ class Schedule:
     ``timing``, ``algorithms`` and ``endpoint_delay_ns`` name the timing model
     the stage durations follow; ``active_chunks`` is k, the stages a dimension
     may run at once; ``issue_ns[i]`` is when collective i was issued.
+    ``timing_options`` are the timing model's further parameters (its
+    ``options``, e.g. ``astra-sim-2``'s ``local_mem_bw_GBps``), empty for most.
     """
 
     network: Network
@@ -73,6 +75,7 @@ class Schedule:
     ag_order: str = "reverse"
     local_bw_aware: bool = False
     meta: dict = field(default_factory=dict)
+    timing_options: dict = field(default_factory=dict)
 
     @classmethod
     def deferred(cls, make_stages: Callable[[], list[Stage]], **fields: Any) -> Schedule:
@@ -148,6 +151,7 @@ class Schedule:
                 "name": self.network.name,
             },
             "timing": self.timing,
+            **({"timing_options": dict(self.timing_options)} if self.timing_options else {}),
             "algorithms": list(self.algorithms),
             "endpoint_delay_ns": self.endpoint_delay_ns,
             "active_chunks": self.active_chunks,
@@ -205,6 +209,7 @@ class Schedule:
                 ag_order=data.get("ag_order", "reverse"),
                 local_bw_aware=bool(data.get("local_bw_aware", False)),
                 meta=data.get("meta", {}),
+                timing_options=dict(data.get("timing_options") or {}),
             )
         except InputError as err:
             raise err.in_file(file) from None

@@ -227,6 +227,10 @@ def run(
         raise InputError("nothing to simulate", "collectives", 0)
     tm = config.timing if not isinstance(config.timing, str) else make_timing(
         config.timing, network, config.algorithms, config.endpoint_delay_ns)
+    # A timing model that chunks its own way (astra-sim-2) runs the collective it makes.
+    rechunk = getattr(tm, "chunked", None)
+    if rechunk is not None:
+        colls = [rechunk(c) for c in colls]
     issues = [0.0] * len(colls) if issue_ns is None else [float(t) for t in issue_ns]
     if len(issues) != len(colls):
         raise InputError("one issue time per collective", "issue_ns", len(issues))
@@ -330,6 +334,7 @@ def run(
         local_bw_aware=config.local_bw_aware,
         meta={"policy": getattr(pol, "name", "given"), "intra": intra_key,
               "tie_order": config.tie_order},
+        timing_options=dict(getattr(tm, "options", None) or {}),
     )
     if choices and choices[0].label and choices[0].label != schedule.meta["policy"]:
         schedule.meta["policy_choice"] = choices[0].label
@@ -350,6 +355,9 @@ def replay(schedule: Schedule, timing: Timing | None = None) -> SimResult:
     per_coll: list[list[Plan]] = [[] for _ in schedule.collectives]
     for c in sorted(schedule.chunks, key=lambda c: (c.collective, c.chunk)):
         per_coll[c.collective].append(c.phases)
+    if timing is None and schedule.timing_options:
+        timing = make_timing(schedule.timing, schedule.network, schedule.algorithms,
+                             schedule.endpoint_delay_ns, **schedule.timing_options)
     config = SimConfig(
         timing=timing or schedule.timing,
         algorithms=schedule.algorithms,

@@ -60,6 +60,8 @@ class SystemConfig:
     all_to_all_algorithms: tuple[str, ...] | None = None
     #: ``scheduling-policy``: ``LIFO`` (each new collective first) or ``FIFO``.
     scheduling_policy: str | None = None
+    #: ``local-mem-bw`` (GB/s, 2.x): the reduce cost of the ``astra-sim-2`` timing.
+    local_mem_bw_GBps: float | None = None
     source: str = ""
     unknown_keys: tuple[str, ...] = field(default=(), compare=False)
 

@@ -7,7 +7,7 @@ registers a factory under a name with :func:`register_timing`; the modules
 below are imported here, so every bundled model is registered on import.
 """
 
-from themis.timing import alpha_beta, astra10  # noqa: F401  (registers the models)
+from themis.timing import alpha_beta, astra2, astra10  # noqa: F401  (registers the models)
 from themis.timing.base import (
     PHASES,
     StageCost,

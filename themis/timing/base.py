@@ -63,7 +63,7 @@ _MADE_MAX = 256
 
 
 def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
-    """Register a timing factory ``f(network, algorithms, endpoint_delay_ns)``."""
+    """Register a timing factory ``f(network, algorithms, endpoint_delay_ns, **options)``."""
 
     def deco(factory: TimingFactory) -> TimingFactory:
         _REGISTRY[name] = factory
@@ -95,8 +95,14 @@ def make_timing(
     network: Network,
     algorithms: Sequence[str] | None = None,
     endpoint_delay_ns: float = 0.0,
+    **options: object,
 ) -> Timing:
-    """Instantiate the timing model ``name`` for ``network``."""
+    """Instantiate the timing model ``name`` for ``network``.
+
+    ``options`` are the model's own further parameters (e.g. ``astra-sim-2``'s
+    ``local_mem_bw_GBps``); a model lists the ones it was made with in its
+    ``options`` attribute, which a :class:`~themis.schedule.Schedule` records.
+    """
     if name not in _REGISTRY:
         raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
                          "timing", name)
@@ -106,13 +112,20 @@ def make_timing(
                          endpoint_delay_ns)
     try:
         key = (name, network, None if algorithms is None else tuple(algorithms),
-               endpoint_delay_ns)
+               endpoint_delay_ns, tuple(sorted(options.items())))
         hash(key)
     except TypeError:  # an unhashable network or algorithm list: no memo
         key = None
     tm = _MADE.get(key) if key is not None else None
     if tm is None:
-        tm = _REGISTRY[name](network, resolve_algorithms(network, algorithms), endpoint_delay_ns)
+        algos = resolve_algorithms(network, algorithms)
+        try:
+            tm = _REGISTRY[name](network, algos, endpoint_delay_ns, **options)
+        except TypeError as err:
+            if not options:
+                raise
+            raise InputError(f"option not taken by the {name} timing ({err})", "timing options",
+                             ", ".join(sorted(options))) from None
         if key is not None:
             if len(_MADE) >= _MADE_MAX:
                 _MADE.pop(next(iter(_MADE)))

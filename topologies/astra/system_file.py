@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -47,7 +48,6 @@ SYSTEM_IGNORED_KEYS: frozenset[str] = frozenset(
         "local-reduce-delay",
         "roofline-enabled",
         "peak-perf",
-        "local-mem-bw",
         "trace-enabled",
         "replay-only",
         "track-local-mem",
@@ -106,6 +106,20 @@ def _float_setting(value: Any, key: str, file: str) -> float:
         except ValueError:
             raise InputError("not a number", key, text, file) from None
     return latency(value, key, file)
+
+
+def _positive_setting(value: Any, key: str, file: str) -> float:
+    """A finite number > 0 (e.g. ``local-mem-bw`` in GB/s)."""
+    number = value
+    if isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            raise InputError("not a number", key, value, file) from None
+    if isinstance(number, bool) or not isinstance(number, int | float) \
+            or not math.isfinite(number) or number <= 0:
+        raise InputError("must be a number > 0", key, value, file)
+    return float(number)
 
 
 def _bool_setting(value: Any, key: str, file: str) -> bool:
@@ -199,7 +213,8 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     ``intra-dimension-scheduling`` (the aliases of
     :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case);
     for training runs ``scheduling-policy`` (LIFO | FIFO) and
-    ``all-to-all-implementation``. Known ASTRA-sim keys that do not matter here
+    ``all-to-all-implementation``; ``local-mem-bw`` (GB/s, > 0: the 2.x
+    reduce cost). Known ASTRA-sim keys that do not matter here
     are ignored; unknown keys give a warning and are recorded in ``SystemConfig.unknown_keys``.
     """
     if not text.strip():
@@ -241,14 +256,16 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
             fields["intra"] = _alias_setting(value, key, file, INTRA_ALIASES, intra_shown)
         elif key in CUSTOM_IMPLEMENTATION_KEYS:
             raise InputError(
-                "custom collective implementations (Chakra ET files) are not supported: only "
-                f"ASTRA-sim's native algorithms are modelled; give {key[:-7]} instead",
+                "custom collective implementations (Chakra ET files) are not modelled yet: "
+                f"only ASTRA-sim's native algorithms are; give {key[:-7]} instead",
                 key, value, file)
         elif key == "all-to-all-implementation":
             fields["all_to_all_algorithms"] = _algorithms_setting(value, key, file)
         elif key == "scheduling-policy":
             fields["scheduling_policy"] = _alias_setting(
                 value, key, file, {"lifo": "LIFO", "fifo": "FIFO"}, "LIFO or FIFO")
+        elif key == "local-mem-bw":
+            fields["local_mem_bw_GBps"] = _positive_setting(value, key, file)
         elif key in SYSTEM_IGNORED_KEYS:
             continue
         elif key not in unknown:
