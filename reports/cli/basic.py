@@ -41,13 +41,16 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    choices=["all-reduce", "reduce-scatter", "all-gather"])
     p.add_argument("--policy", default=None,
                    help="baseline | round-robin | themis | a fixed route like 2,0,1 "
-                        "(default: the system file's inter-dimension-scheduling, else themis)")
+                        "(default: the system file's inter-dimension-scheduling, else themis; "
+                        "under --timing astra-sim-2 else baseline, 2.x's own)")
     p.add_argument("--intra", default=None,
                    help="fifo | scf (default: the system file's, else fifo)")
     p.add_argument("--active-chunks", type=int_arg("--active-chunks"), default=None,
                    help="stages a dimension runs at once, k (default: system file, else 1)")
     p.add_argument("--timing", default="alpha-beta",
-                   help="alpha-beta (default) | astra-sim-1.0")
+                   help="alpha-beta (default, the project's model) | astra-sim-1.0 "
+                        "(ASTRA-sim 1.0's numbers) | astra-sim-2 (ASTRA-sim 2.x's numbers, "
+                        "analytical backend; its chunks and phase lists)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -55,8 +58,14 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
 
 
 
-def below_ideal_note(utilization: float) -> str:
-    """Why an ``astra-sim-1.0`` makespan can beat the bandwidth bound (one line)."""
+def below_ideal_note(utilization: float, timing: str = "astra-sim-1.0") -> str:
+    """Why an ``astra-sim-1.0`` or ``astra-sim-2`` makespan can beat the bandwidth
+    bound (one line)."""
+    if timing == "astra-sim-2":
+        return (f"themis: note: the makespan is below the ideal (bandwidth utilization "
+                f"{100 * utilization:.0f}%): the astra-sim-2 timing, like ASTRA-sim 2.x's "
+                "analytical backend, is congestion-free: every message gets the dimension's "
+                "full bandwidth (direct sends its n - 1 at once, active chunks do not share)")
     return (f"themis: note: the makespan is below the ideal (bandwidth utilization "
             f"{100 * utilization:.0f}%): the astra-sim-1.0 timing, like ASTRA-sim 1.0's "
             "analytical backend, is congestion-free: direct on a Ring sends to every peer "
@@ -132,6 +141,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing not in timing_names():
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
                          "--timing", args.timing)
+    if args.timing == "astra-sim-2":
+        return _simulate_astra2(args, inputs)
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
     # A policy that chooses its discipline (portfolio) does so unless one is given.
@@ -159,9 +170,70 @@ def cmd_simulate(args: argparse.Namespace) -> int:
                           timing=args.timing, algorithms=algorithms,
                           endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
     wall_s = time.perf_counter() - t0
+    return _report_simulation(args, inputs, result, collective, collective.chunking(), k,
+                              policy.name, intra, wall_s)
+
+
+def _simulate_astra2(args: argparse.Namespace, inputs) -> int:
+    """``themis simulate --timing astra-sim-2``: the system file run as ASTRA-sim 2.x runs it.
+
+    The file's ``inter-`` / ``intra-dimension-scheduling`` (which 2.x ignores) are
+    honoured together when ``--policy`` is not given (default baseline / FIFO, 2.x's
+    own); ``--policy`` replaces both, with ``--intra`` (default FIFO) as the discipline.
+    """
+    from themis.astra2_run import ignored_keys_note, simulate_astra2
+    from themis.collective import Collective
+    from themis.disciplines import canonical_intra
+
+    system = inputs.system
+    if args.endpoint_delay is not None and args.endpoint_delay == 0:
+        raise InputError("ASTRA-sim 2.x aborts with endpoint delay 0 (an event-queue "
+                         "assertion): give a positive delay (2.x's default is 10)",
+                         "--endpoint-delay", 0)
+    note = ignored_keys_note(system) if system.source else None
+    if args.policy is None:
+        policy_name, intra_arg = system.inter or "baseline", args.intra or system.intra
+        if note:
+            sys.stderr.write(note + "\n")
+    else:
+        policy_name, intra_arg = args.policy, args.intra
+        if note:
+            sys.stderr.write(note.replace("; this tool honours them",
+                                          "; --policy replaces them here (--intra gives the "
+                                          "discipline, default FIFO)") + "\n")
+    from themis.policies import make_policy
+
+    chooses = bool(getattr(make_policy(policy_name), "chooses_intra", False))
+    intra = canonical_intra(intra_arg) if intra_arg else (None if chooses else "fifo")
+    k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
+    if k < 1:
+        raise InputError("must be at least 1", "--active-chunks", k)
+    requested = Collective(args.collective, inputs.size_bytes, inputs.chunks)
+    t0 = time.perf_counter()
+    result = simulate_astra2(inputs.network, system, requested, policy=policy_name,
+                             intra=intra, active_chunks=k,
+                             endpoint_delay_ns=args.endpoint_delay,
+                             network_file=args.network)
+    wall_s = time.perf_counter() - t0
+    run = result.schedule.collectives[0]
+    chunking = {"splits": requested.splits, "chunk_count": run.chunk_count,
+                "chunk_sizes": run.chunking()["chunk_sizes"],
+                "astra2_size_bytes": run.size_bytes}
+    return _report_simulation(args, inputs, result, requested, chunking, k,
+                              result.schedule.meta["policy"], intra, wall_s,
+                              chunks_text=f"{run.chunk_count} chunks of "
+                                          f"{run.chunk_bytes} B (ASTRA-sim 2.x's chunking of "
+                                          f"{requested.splits} splits)")
+
+
+def _report_simulation(args: argparse.Namespace, inputs, result, collective, chunking: dict,
+                       k: int, policy_name: str, intra: str | None, wall_s: float,
+                       chunks_text: str | None = None) -> int:
+    """Print a simulation (text or ``--json``) and write its outputs."""
     m = result.metrics
-    if args.timing == "astra-sim-1.0" and m.makespan_ns < m.ideal_ns * (1 - 1e-9):
-        sys.stderr.write(below_ideal_note(m.bw_utilization) + "\n")
+    if args.timing in ("astra-sim-1.0", "astra-sim-2") \
+            and m.makespan_ns < m.ideal_ns * (1 - 1e-9):
+        sys.stderr.write(below_ideal_note(m.bw_utilization, args.timing) + "\n")
     intra = intra or result.schedule.meta.get("intra", "fifo")
     choice = result.schedule.meta.get("policy_choice")
     if args.schedule_out:
@@ -175,13 +247,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "makespan_ns": m.makespan_ns,
             "ideal_ns": m.ideal_ns,
             "bw_utilization": m.bw_utilization,
-            "policy": policy.name,
+            "policy": policy_name,
             "intra": intra,
             "timing": args.timing,
             "collective": collective.kind,
             "size_bytes": collective.size_bytes,
-            "chunks": collective.chunk_count,
-            **collective.chunking(),
+            "chunks": chunking["chunk_count"],
+            **chunking,
             "active_chunks": k,
             "npus": inputs.network.npus,
             "stages": m.stages,
@@ -191,9 +263,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             "wall_s": wall_s,
         } | ({"portfolio_choice": choice} if choice else {}))
         return 0
-    print(f"{collective.kind} of {inputs.size_bytes} bytes in {collective.describe_chunks()} "
+    print(f"{collective.kind} of {inputs.size_bytes} bytes in "
+          f"{chunks_text or collective.describe_chunks()} "
           f"on {inputs.network.describe()} ({inputs.network.npus} NPUs)")
-    print(f"policy {policy.name}, intra {intra}, timing {args.timing}, k = {k}")
+    print(f"policy {policy_name}, intra {intra}, timing {args.timing}, k = {k}")
     if choice:
         print(f"chosen candidate: {choice}")
     print(format_table(["metric", "value"], [
