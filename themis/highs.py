@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 
@@ -22,6 +21,8 @@ def new_highs():
         try:
             h = highspy.Highs()
             try:
+                import ctypes
+
                 ctypes.CDLL(None).fflush(None)
             except (OSError, AttributeError):  # pragma: no cover - non-POSIX libc
                 pass

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -153,6 +152,8 @@ def _write_in_place(target: Path, content: str | bytes | Callable[[str], None]) 
 
 def _replace(target: Path, content: str | bytes | Callable[[str], None], mode: int) -> None:
     """Write a temporary file next to ``target`` and rename it over ``target``."""
+    import tempfile  # late: reading inputs never needs it
+
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         if callable(content):

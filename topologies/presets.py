@@ -17,7 +17,6 @@ from __future__ import annotations
 import functools
 import os
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 from topologies.astra import NETWORK_SUFFIXES, read_network
@@ -65,6 +64,8 @@ class PresetInfo:
 
 def presets_dir() -> Path:
     """The folder holding the preset files."""
+    from importlib import resources  # late: a network file given by path never needs it
+
     return Path(os.fspath(resources.files("topologies").joinpath("presets")))
 
 

@@ -14,8 +14,17 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from reports.cli import analyse, basic, improve, solve, train
 from topologies.errors import InputError
+
+#: The subcommands of each command module (so that a command imports its own module
+#: only: start-up is part of every run's time).
+_COMMANDS: dict[str, tuple[str, ...]] = {
+    "basic": ("presets", "network", "simulate"),
+    "solve": ("solve", "bound"),
+    "improve": ("improve",),
+    "analyse": ("compare", "spec", "sweep", "report"),
+    "train": ("train", "train-report"),
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -48,18 +57,45 @@ def version() -> str:
             return "unknown"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser (all subcommands)."""
+class _VersionAction(argparse.Action):
+    """``--version``: the version is looked up only when asked for (importing
+    ``importlib.metadata`` would cost every command's start-up)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        parser._print_message(f"themis {version()}\n", sys.stdout)
+        parser.exit()
+
+
+def _register(group: str, sub: argparse._SubParsersAction) -> None:
+    """Add the subcommands of one command module (plain imports, one per module)."""
+    if group == "basic":
+        from reports.cli import basic as module
+    elif group == "solve":
+        from reports.cli import solve as module
+    elif group == "improve":
+        from reports.cli import improve as module
+    elif group == "analyse":
+        from reports.cli import analyse as module
+    else:
+        from reports.cli import train as module
+    module.register(sub, _Parser)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser: every subcommand, or only ``command``'s module's when
+    ``command`` is one (what :func:`main` builds to run it)."""
     parser = _Parser(
         prog="themis",
         description="Collective scheduling on multi-dimensional networks: Themis and other "
                     "policies, an event-driven simulator, exact solvers and gap reports.",
     )
-    parser.add_argument("--version", action="version", version=f"themis {version()}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0,
+                        help="show the program's version number and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    for module in (basic, solve, improve, analyse, train):
-        module.register(sub, _Parser)
+    groups = [g for g, names in _COMMANDS.items() if command in names] or list(_COMMANDS)
+    for group in groups:
+        _register(group, sub)
     return parser
 
 
@@ -102,8 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(words[0] if words else None)
+    args = parser.parse_args(words)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2

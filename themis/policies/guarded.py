@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from themis.collective import Collective
 from themis.policies.base import PLAIN_RUN, PolicyChoice, Route, RunModel, register_policy
 from themis.policies.route_mix import RouteLoads
@@ -32,6 +30,8 @@ from topologies.network import Network
 
 def guarded_routes(loads: RouteLoads, start_ns: dict[int, float] | None = None) -> list[Route]:
     """The guarded rule over ``loads`` (a :class:`RouteLoads`), in chunk order."""
+    import numpy as np  # late: a simulate that does not plan need not import numpy
+
     dims = loads.dims
     add = [np.array([[b[d] for d in dims] for b in per_route]) for per_route in loads.busy]
     cur = np.array([(start_ns or {}).get(d, 0.0) for d in dims])

@@ -14,7 +14,6 @@ descends again (iterated local search), until the budget is spent.
 from __future__ import annotations
 
 import itertools
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -71,6 +70,8 @@ def local_search(routes: Sequence[Route], all_routes: Sequence[Route],
     instead of chunk order (better coverage when the budget is below a pass).
     The search ends early once a makespan of at most ``target_ns`` is found.
     """
+    import random  # late: only a search needs it
+
     rng = random.Random(seed)
     used = 0
     cur = list(routes)

@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from fractions import Fraction
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from themis.plans import PlanShape
 from themis.timing.base import StageCost, register_timing
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
+
+if TYPE_CHECKING:  # pragma: no cover
+    from fractions import Fraction
 
 #: Name the model is registered under.
 NAME = "astra-sim-1.0"
@@ -42,6 +44,8 @@ REDUCE_BYTES = 500000
 
 def _exact(x: float) -> Fraction:
     """A decimal reading of a float (``6.25`` -> 25/4, ``0.1`` -> 1/10)."""
+    from fractions import Fraction  # late: a small simulate need not import it
+
     return Fraction(repr(float(x)))
 
 

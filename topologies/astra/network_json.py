@@ -14,7 +14,6 @@ except that every dimension comes back with ``links`` set explicitly (to
 from __future__ import annotations
 
 import dataclasses
-import decimal
 import json
 import math
 import os
@@ -89,6 +88,8 @@ def exact_product(value: float | int | str, factor: int) -> float:
     by :func:`network_to_json` reads back to the very same bandwidth.
     """
     raw = value.text if isinstance(value, JsonFloat) else value
+    import decimal  # late: only a 1.0 network file needs it
+
     with decimal.localcontext() as ctx:
         ctx.prec = 200
         return float(decimal.Decimal(raw) * factor)
@@ -236,6 +237,8 @@ def _link_bandwidth_text(bandwidth: float, links: int) -> str:
     exact = [t for t in map(number_text, candidates) if exact_product(t, links) == bandwidth]
     if exact:
         return min(exact, key=len)  # the shortest, nearest to bandwidth / links on ties
+    import decimal  # late: only a 1.0 network file needs it
+
     with decimal.localcontext() as ctx:
         ctx.prec = 40
         return str(decimal.Decimal(bandwidth) / links)
