@@ -64,7 +64,10 @@ class PresetInfo:
 
 def presets_dir() -> Path:
     """The folder holding the preset files."""
-    from importlib import resources  # late: a network file given by path never needs it
+    here = Path(__file__).resolve().parent / "presets"
+    if here.is_dir():  # an ordinary install or checkout (no importlib.resources import)
+        return here
+    from importlib import resources
 
     return Path(os.fspath(resources.files("topologies").joinpath("presets")))
 
