@@ -298,3 +298,27 @@ def test_checker_accepts_every_astra2_schedule(case) -> None:
     # A replay of its own dimension orders is never later (and valid too).
     rep = replay(again)
     assert rep.makespan_ns <= res.makespan_ns * (1 + 1e-12) and check(rep.schedule) == []
+
+
+def test_portfolio_cache_tells_timing_options_apart() -> None:
+    from themis.policies.base import PLAIN_RUN
+    from themis.policies.portfolio import _cache_key
+
+    net = parse_network_yaml(N2A_YAML, "n2a.yml")
+    coll = Collective("all-reduce", 1 << 20, 4)
+    keys = {_cache_key(coll, net, make_timing("astra-sim-2", net, None, 10.0,
+                                              local_mem_bw_GBps=x), ("fifo",), 1,
+                       PLAIN_RUN)
+            for x in (100.0, 1600.0)}
+    assert len(keys) == 2
+
+
+@pytest.mark.parametrize("optimization", ["baseline", "localBWAware"])
+def test_portfolio_on_astra2_is_checked(optimization: str) -> None:
+    net = parse_network_yaml(N2A_YAML, "n2a.yml")
+    system = parse_system(json.dumps(_system(collective_optimization=optimization,
+                                             preferred_dataset_splits=6)), "n2a.json")
+    res = simulate_astra2(net, system, Collective("all-reduce", 6 << 20, 6),
+                          policy="portfolio", intra=None)
+    assert res.schedule.meta["intra"] in ("fifo", "scf", "lrw")
+    assert check(res.schedule) == []

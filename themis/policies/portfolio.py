@@ -29,8 +29,8 @@ the portfolio is never slower than baseline or Themis under the same
 discipline and any timing. Its :class:`PolicyChoice` says which
 candidate and discipline won (``label`` like ``lb-mix:interleave:count/lrw``).
 Results are cached per collective shape (network, timing, algorithms, endpoint
-delay, collective, size, chunks, allowed disciplines, k, run model), so a sweep or a
-training iteration pays once per shape.
+delay, further timing options, collective, size, chunks, allowed disciplines, k, run
+model), so a sweep or a training iteration pays once per shape.
 """
 
 from __future__ import annotations
@@ -184,6 +184,7 @@ def candidates(collective: Collective, network: Network, timing: Timing,
 def _cache_key(collective: Collective, network: Network, timing: Timing,
                intra_options: Sequence[str], active_chunks: int, run: RunModel) -> tuple:
     return (network, timing.name, tuple(timing.algorithms), float(timing.endpoint_delay_ns),
+            tuple(sorted((getattr(timing, "options", None) or {}).items())),
             collective.kind, collective.size_bytes, collective.chunks, tuple(intra_options),
             active_chunks, run)
 
