@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from themis.collective import Collective
 from themis.plans import PlanShape, stage_plan
-from themis.policies.base import InterPolicy, make_policy
+from themis.policies.base import PLAIN_RUN, InterPolicy, RunModel, make_policy
 from themis.timing.astra2 import MAX_DIMS, NAME
 from topologies.errors import InputError
 from topologies.network import Network
@@ -164,9 +164,19 @@ def simulate_astra2(
     assert policy is not None and not isinstance(policy, str)
     chooses = intra is None and bool(getattr(policy, "chooses_intra", False))
     options_intra = intra_names() if chooses else (intra or "fifo",)
-    choice = policy_choice(policy, coll, network, timing, options_intra, k)
-    q = choice.intra or options_intra[0] if chooses else (intra or "fifo")
     shape = plan_shape(policy.name, lbw)
+    # A planning policy (guarded, lb-mix, portfolio) scores its routes as this run
+    # applies them (2.x's plan shape, start tie order); the portfolio also scores what
+    # this run gives baseline and Themis, so it is never slower than either.
+    run_model = PLAIN_RUN
+    if hasattr(policy, "plan"):
+        run_model = RunModel(shape, "start", (), tuple(
+            (name, tuple(ref.routes(coll, network)), plan_shape(name, lbw))
+            for name, ref in (("baseline", make_policy("baseline", astra=True)),
+                              ("themis", make_policy("themis")))))
+    choice = policy_choice(policy, coll, network, timing, options_intra, k, run_model)
+    q = choice.intra or options_intra[0] if chooses else (intra or "fifo")
+    shape = choice.shape or shape
     plans = [stage_plan(kind, r, shape=shape) for r in choice.routes]
     res = simulate(network, coll, intra=q, timing=timing, active_chunks=k,
                    local_bw_aware=shape is PlanShape.LOCAL_BW_AWARE and kind == "all-reduce",

@@ -322,3 +322,17 @@ def test_portfolio_on_astra2_is_checked(optimization: str) -> None:
                           policy="portfolio", intra=None)
     assert res.schedule.meta["intra"] in ("fifo", "scf", "lrw")
     assert check(res.schedule) == []
+
+
+@settings(max_examples=8, deadline=None)
+@given(astra2_cases())
+def test_portfolio_on_astra2_never_slower_than_baseline_or_themis(case) -> None:
+    net, system, kind, size, _, intra = case
+    splits = min(system.chunks or 1, 6, size // math.prod(d.npus for d in net.dims)
+                 if kind == "all-gather" else size)
+    coll = Collective(kind, size, max(splits, 1))
+    best = simulate_astra2(net, system, coll, policy="portfolio", intra=intra)
+    assert check(best.schedule) == []
+    for ref in ("baseline", "themis"):
+        other = simulate_astra2(net, system, coll, policy=ref, intra=intra)
+        assert best.makespan_ns <= other.makespan_ns * (1 + 1e-12)
