@@ -26,6 +26,7 @@ from topologies.system import SystemConfig
 
 if TYPE_CHECKING:  # pragma: no cover
     from themis.simulator import SimResult
+    from themis.timing import Timing
 
 #: ``endpoint-delay`` when a 2.x system file leaves it out (2.x's own default).
 DEFAULT_ENDPOINT_DELAY_NS = 10.0
@@ -87,6 +88,28 @@ def check_astra2(network: Network, system: SystemConfig, kind: str,
                              f"{key}[{i}]", algo, src)
 
 
+def astra2_timing(network: Network, system: SystemConfig, kind: str = "all-reduce",
+                  endpoint_delay_ns: float | None = None) -> Timing:
+    """The ``astra-sim-2`` timing a 2.x system file gives a ``kind`` collective: its
+    ``<kind>-implementation`` algorithms, ``endpoint-delay`` (default 10, or
+    ``endpoint_delay_ns``) and ``local-mem-bw`` (the reduce cost). Errors name the
+    system file."""
+    from themis.timing import make_timing, resolve_algorithms
+
+    if endpoint_delay_ns is None:
+        endpoint_delay_ns = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
+                             else DEFAULT_ENDPOINT_DELAY_NS)
+    options = {"local_mem_bw_GBps": system.local_mem_bw_GBps} if system.local_mem_bw_GBps \
+        else {}
+    algos = system.algorithms_for(kind)
+    if algos is not None:
+        algos = resolve_algorithms(network, algos, _IMPLEMENTATION_KEY[kind], system.source)
+    try:
+        return make_timing(NAME, network, algos, endpoint_delay_ns, **options)
+    except InputError as err:
+        raise err.in_file(system.source) from None
+
+
 def ignored_keys_note(system: SystemConfig) -> str | None:
     """One line when a 2.x system file names a policy or discipline 2.x ignores."""
     named = [f"{key} = {value!r}" for key, value, plain in (
@@ -136,7 +159,6 @@ def simulate_astra2(
     The makespan is the collective's end, what 2.x prints (no +1).
     """
     from themis.simulator import intra_names, policy_choice, simulate
-    from themis.timing import make_timing, resolve_algorithms
 
     kind = collective.kind
     check_astra2(network, system, kind, network_file)
@@ -145,15 +167,7 @@ def simulate_astra2(
                              else DEFAULT_ENDPOINT_DELAY_NS)
     k = active_chunks if active_chunks is not None else (system.active_chunks or 1)
     lbw = system.local_bw_aware if system.collective_optimization is not None else True
-    options = {"local_mem_bw_GBps": system.local_mem_bw_GBps} if system.local_mem_bw_GBps \
-        else {}
-    algos = system.algorithms_for(kind)
-    if algos is not None:
-        algos = resolve_algorithms(network, algos, _IMPLEMENTATION_KEY[kind], system.source)
-    try:
-        timing = make_timing(NAME, network, algos, endpoint_delay_ns, **options)
-    except InputError as err:
-        raise err.in_file(system.source) from None
+    timing = astra2_timing(network, system, kind, endpoint_delay_ns)
     coll = timing.chunked(collective)  # type: ignore[attr-defined]
     name = policy if isinstance(policy, str) else None
     if policy is None:
