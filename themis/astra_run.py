@@ -23,8 +23,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- running a system file ----------------------------------------------------------
-#: Endpoint delay when a system file leaves it out: the value every ASTRA-sim
-#: tutorial system file sets (ASTRA-sim's own built-in default was not checked).
+#: Endpoint delay when a system file leaves it out: ASTRA-sim 1.0's own default
+#: (``Sys::Sys`` sets ``communication_delay = 10``; see ``topologies.system.ASTRA_DEFAULTS``).
 DEFAULT_ENDPOINT_DELAY_NS = 10.0
 
 

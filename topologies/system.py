@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+
+from topologies.errors import InputError
 
 #: ``inter-dimension-scheduling`` values (ASTRA-sim 1.0 spellings included).
 INTER_ALIASES: dict[str, str] = {
@@ -10,7 +12,6 @@ INTER_ALIASES: dict[str, str] = {
     "ascending": "baseline",
     "themis": "themis",
     "offlinegreedy": "themis",
-    "offlinegreedyflex": "themis",
     "roundrobin": "round-robin",
     "round-robin": "round-robin",
     "round_robin": "round-robin",
@@ -24,6 +25,61 @@ INTRA_ALIASES: dict[str, str] = {
     "smallest-first": "scf",
     "smallest_first": "scf",
 }
+
+#: ASTRA-sim 1.0 scheduling values (lower case) that name an algorithm this
+#: project does not model: value -> ASTRA-sim's enum name. ``parse_system`` and
+#: the policy / discipline names refuse them rather than run something else.
+UNMODELLED_INTER: dict[str, str] = {
+    "offlinegreedyflex": "OfflineGreedyFlex",
+    "themisflex": "OfflineGreedyFlex",
+}
+UNMODELLED_INTRA: dict[str, str] = {
+    "rg": "RG",
+    "lessremainingphasefirst": "LessRemainingPhaseFirst",
+}
+
+
+def unmodelled_scheduling(value: object, inter: bool = True) -> str | None:
+    """Why ``value`` is refused (an ASTRA-sim algorithm not modelled here), or ``None``."""
+    table = UNMODELLED_INTER if inter else UNMODELLED_INTRA
+    name = table.get(str(value).strip().lower())
+    if name is None:
+        return None
+    if inter:
+        return (f"ASTRA-sim's {name} (themisFlex / offlineGreedyFlex) is a different "
+                "algorithm from Themis (themis / offlineGreedy) and is not modelled: "
+                "use themis, baseline or roundRobin")
+    return (f"ASTRA-sim's {name} intra-dimension scheduling is not modelled: use FIFO "
+            "or SCF (smallestFirst)")
+
+
+#: What ASTRA-sim runs when a system file omits a key (``Sys::Sys`` of ASTRA-sim
+#: 1.0, tag tutorial-asplos2023, and of 2.x alike): ``inter-dimension-scheduling``
+#: ascending (= baseline), ``intra-dimension-scheduling`` FIFO, ``endpoint-delay``
+#: 10 ns, ``boost-mode`` 0, ``active-chunks-per-dimension`` 1. Field -> value.
+ASTRA_DEFAULTS: dict[str, object] = {
+    "inter": "baseline",
+    "intra": "fifo",
+    "endpoint_delay_ns": 10.0,
+    "boost_mode": False,
+    "active_chunks": 1,
+}
+
+#: Keys ASTRA-sim cannot run without (no built-in default): key -> what it does.
+ASTRA_REQUIRED: dict[str, str] = {
+    "preferred-dataset-splits": ("ASTRA-sim leaves it unset and divides the collective by "
+                                 "it; give a chunk count (or --chunks)"),
+    "collective-optimization": "ASTRA-sim 1.0 stops without it (\"unknown value for collective "
+                               "optimization in sys input file\"); give baseline or localBWAware",
+    "scheduling-policy": "ASTRA-sim 1.0 stops without it (\"unknown value for scheduling policy "
+                         "in sys input file\"); give LIFO or FIFO",
+}
+_REQUIRED_FIELDS = {"preferred-dataset-splits": "chunks",
+                    "collective-optimization": "collective_optimization",
+                    "scheduling-policy": "scheduling_policy"}
+_DEFAULT_KEYS = {"inter": "inter-dimension-scheduling", "intra": "intra-dimension-scheduling",
+                 "endpoint_delay_ns": "endpoint-delay", "boost_mode": "boost-mode",
+                 "active_chunks": "active-chunks-per-dimension"}
 
 ALGORITHMS = ("ring", "direct", "halvingDoubling", "doubleBinaryTree")
 _ALGO_ALIASES = {a.lower(): a for a in ALGORITHMS}
@@ -42,8 +98,12 @@ def canonical_algorithm(name: str) -> str | None:
 class SystemConfig:
     """What an ASTRA-sim system file says that matters to collective scheduling.
 
-    Fields left ``None`` were not given; the defaults then apply (see
-    :meth:`resolved`). Algorithms are per dimension, per collective kind.
+    Fields left ``None`` were not given. A file read by
+    :func:`~topologies.astra.read_system` keeps them ``None``;
+    :meth:`with_astra_defaults` fills in what ASTRA-sim runs for an omitted key
+    (:data:`ASTRA_DEFAULTS`) and :meth:`require` refuses a missing key ASTRA-sim
+    cannot run without (:data:`ASTRA_REQUIRED`). Algorithms are per dimension,
+    per collective kind.
     """
 
     chunks: int | None = None
@@ -64,6 +124,35 @@ class SystemConfig:
     local_mem_bw_GBps: float | None = None
     source: str = ""
     unknown_keys: tuple[str, ...] = field(default=(), compare=False)
+    #: The file keys :meth:`with_astra_defaults` filled in (the file omitted them).
+    defaulted: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def from_file(self) -> bool:
+        """Whether this configuration came from a system file (it has a source)."""
+        return bool(self.source)
+
+    def with_astra_defaults(self) -> SystemConfig:
+        """This configuration with every omitted key ASTRA-sim has a default for set to it.
+
+        ASTRA-sim's defaults (:data:`ASTRA_DEFAULTS`): baseline (ascending),
+        FIFO, endpoint delay 10 ns, boost mode off, 1 active chunk. Idempotent;
+        :attr:`defaulted` lists the keys filled in.
+        """
+        changes = {f: v for f, v in ASTRA_DEFAULTS.items() if getattr(self, f) is None}
+        if not changes:
+            return self
+        keys = self.defaulted + tuple(_DEFAULT_KEYS[f] for f in changes)
+        return replace(self, **changes, defaulted=keys)
+
+    def require(self, key: str) -> None:
+        """Refuse (:class:`InputError`) a file that omits ``key``, one ASTRA-sim needs.
+
+        ``key`` is one of :data:`ASTRA_REQUIRED`. Only a configuration from a
+        file is checked (without ``--system`` the project's defaults apply).
+        """
+        if self.from_file and getattr(self, _REQUIRED_FIELDS[key]) is None:
+            raise InputError(f"missing: {ASTRA_REQUIRED[key]}", key, None, self.source)
 
     def algorithms_for(self, collective: str) -> tuple[str, ...] | None:
         """Per-dimension algorithms for a collective kind, if the file gave them."""

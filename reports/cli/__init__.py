@@ -28,7 +28,17 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors and exit status 2."""
+    """argparse with one-line errors and exit status 2.
+
+    Help texts may hold ``{policies}`` and ``{disciplines}``: the registries'
+    names, filled in when help is shown (:class:`~reports.cli.common.RegistryHelpFormatter`).
+    """
+
+    def __init__(self, *args, **kwargs) -> None:
+        from reports.cli.common import RegistryHelpFormatter
+
+        kwargs.setdefault("formatter_class", RegistryHelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
         # argparse swallows write errors; a full or closed stdout must fail instead.

@@ -40,13 +40,16 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--collective", default="all-reduce",
                    choices=["all-reduce", "reduce-scatter", "all-gather"])
     p.add_argument("--policy", default=None,
-                   help="baseline | round-robin | themis | a fixed route like 2,0,1 "
-                        "(default: the system file's inter-dimension-scheduling, else themis; "
-                        "under --timing astra-sim-2 else baseline, 2.x's own)")
+                   help="{policies} (default: the system file's inter-dimension-scheduling, "
+                        "baseline if it omits it as in ASTRA-sim; without --system themis, "
+                        "under --timing astra-sim-2 baseline, 2.x's own)")
     p.add_argument("--intra", default=None,
-                   help="fifo | scf (default: the system file's, else fifo)")
+                   help="{disciplines} (default: the system file's "
+                        "intra-dimension-scheduling, FIFO if it omits it as in ASTRA-sim; "
+                        "without --system fifo, or portfolio's own choice)")
     p.add_argument("--active-chunks", type=int_arg("--active-chunks"), default=None,
-                   help="stages a dimension runs at once, k (default: system file, else 1)")
+                   help="stages a dimension runs at once, k (default: the system file's "
+                        "active-chunks-per-dimension, else 1)")
     p.add_argument("--timing", default="alpha-beta",
                    help="alpha-beta (default, the project's model) | astra-sim-1.0 "
                         "(ASTRA-sim 1.0's numbers) | astra-sim-2 (ASTRA-sim 2.x's numbers, "
@@ -145,9 +148,13 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return _simulate_astra2(args, inputs)
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
-    # A policy that chooses its discipline (portfolio) does so unless one is given.
+    # A policy that chooses its discipline (portfolio) does so unless one is given
+    # (by --intra or by the file itself, not by ASTRA-sim's default for an omitted key).
     chooses = bool(getattr(policy, "chooses_intra", False))
-    intra_arg = args.intra or system.intra or (None if chooses else "fifo")
+    file_intra = system.intra
+    if chooses and "intra-dimension-scheduling" in system.defaulted:
+        file_intra = None
+    intra_arg = args.intra or file_intra or (None if chooses else "fifo")
     intra = canonical_intra(intra_arg) if intra_arg is not None else None
     k = args.active_chunks if args.active_chunks is not None else (system.active_chunks or 1)
     if k < 1:
@@ -158,6 +165,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing == "astra-sim-1.0":
         from themis.astra_run import simulate_astra
 
+        if args.collective == "all-reduce":
+            system.require("collective-optimization")
         astra_own = policy.name in ("baseline", "themis", "round-robin")
         sys_cfg = dataclasses.replace(
             system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,

@@ -2,7 +2,11 @@
 
 ``NETWORK`` is a file path (``.yml``/``.yaml`` = ASTRA-sim 2.x, ``.json`` = 1.0)
 or a preset name. ``--system FILE`` values become defaults that explicit flags
-override.
+override; a key the file omits means what it means to ASTRA-sim
+(:data:`topologies.system.ASTRA_DEFAULTS`: baseline, FIFO, endpoint delay
+10 ns, boost mode off, 1 active chunk), and a key ASTRA-sim cannot run without
+(``preferred-dataset-splits`` when no ``--chunks`` is given) is refused.
+Without ``--system`` each command's own defaults apply (its ``--help`` says them).
 """
 
 from __future__ import annotations
@@ -19,6 +23,28 @@ DEFAULT_SIZE = "64MiB"
 DEFAULT_CHUNKS = 4
 
 
+def registry_names() -> dict[str, str]:
+    """What ``{policies}`` and ``{disciplines}`` in a help text become (from the registries)."""
+    from themis.disciplines import discipline_names
+    from themis.policies import policy_names
+
+    policies = [n for n in policy_names() if n != "fixed"]
+    return {"{policies}": " | ".join(policies) + " | a fixed route like 2,0,1",
+            "{disciplines}": " | ".join(discipline_names())}
+
+
+class RegistryHelpFormatter(argparse.HelpFormatter):
+    """argparse's formatter, with ``{policies}`` / ``{disciplines}`` in help texts
+    replaced by the registered names (imported only when help is shown)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = super()._get_help_string(action)
+        if text and ("{policies}" in text or "{disciplines}" in text):
+            for key, names in registry_names().items():
+                text = text.replace(key, names)
+        return text
+
+
 def add_network_args(p: argparse.ArgumentParser, system: bool = True) -> None:
     """``NETWORK`` and ``--system``."""
     p.add_argument("network", metavar="NETWORK",
@@ -26,7 +52,9 @@ def add_network_args(p: argparse.ArgumentParser, system: bool = True) -> None:
     if system:
         p.add_argument("--system", metavar="FILE",
                        help="ASTRA-sim system file (1.0 text or 2.x JSON): its values are "
-                            "defaults that explicit flags override")
+                            "defaults that explicit flags override; a key it omits gets "
+                            "ASTRA-sim's own default (baseline, FIFO, endpoint-delay 10, "
+                            "boost-mode 0, active-chunks-per-dimension 1)")
 
 
 def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = None) -> None:
@@ -40,7 +68,8 @@ def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = N
                         f"else {chunks_default or DEFAULT_CHUNKS})")
     p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=None,
                    metavar="NS", help="endpoint delay per message step in ns "
-                                      "(default: the system file's, else 0)")
+                                      "(default: the system file's, 10 if it omits it as in "
+                                      "ASTRA-sim; without --system 0)")
 
 
 def int_arg(flag: str):
@@ -95,12 +124,15 @@ def load_network(spec: str) -> Network:
 
 
 def load_system(spec: str | None) -> SystemConfig:
-    """The system file's configuration, or an empty one."""
+    """The system file's configuration with ASTRA-sim's defaults for what it omits.
+
+    Without ``spec``, an empty configuration (the command's own defaults apply).
+    """
     if not spec:
         return SystemConfig()
     from topologies.presets import resolve_system
 
-    return resolve_system(spec)
+    return resolve_system(spec).with_astra_defaults()
 
 
 @dataclass
@@ -140,12 +172,14 @@ def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNK
     network = load_network(args.network)
     system = load_system(getattr(args, "system", None))
     size = parse_size(args.size if args.size is not None else DEFAULT_SIZE, "--size")
+    if args.chunks is None:
+        system.require("preferred-dataset-splits")
     chunks = args.chunks if args.chunks is not None else (system.chunks or chunks_default)
     if chunks < 1:
         raise InputError("chunks must be at least 1", "--chunks", chunks)
     delay = args.endpoint_delay
     if delay is None:
-        delay = system.endpoint_delay_ns or 0.0
+        delay = system.endpoint_delay_ns if system.endpoint_delay_ns is not None else 0.0
     if not 0 <= delay <= MAX_LATENCY_NS:  # also refuses nan
         flag = "--endpoint-delay" if args.endpoint_delay is not None else "endpoint-delay"
         where = "" if args.endpoint_delay is not None else system.source

@@ -32,7 +32,16 @@ BASELINE = {"policy": "baseline", "intra": "fifo"}
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     """Add ``train`` to the ``themis`` subcommands."""
-    p = sub.add_parser("train", help="simulate training iterations of an ASTRA-sim workload file")
+    p = sub.add_parser(
+        "train", help="simulate training iterations of an ASTRA-sim workload file",
+        description="Simulate training iterations of an ASTRA-sim 1.0 workload file. With "
+                    "--system, the file's keys (a key it omits gets ASTRA-sim 1.0's own "
+                    "default: ascending = baseline, FIFO, endpoint-delay 10, boost-mode 0, "
+                    "active-chunks-per-dimension 1; scheduling-policy, "
+                    "collective-optimization and preferred-dataset-splits are required, as "
+                    "ASTRA-sim stops without them). Without --system: themis / fifo, 64 "
+                    "chunks, endpoint delay 10 ns, localBWAware, boost mode on, LIFO, 1 "
+                    "active chunk (the values of ASTRA-sim's tutorial system files).")
     p.add_argument("workload", metavar="WORKLOAD",
                    help="ASTRA-sim 1.0 workload file or bundled name (vgg16, gpt3, resnet50, "
                         "dlrm, transformer, mlp, ...)")
@@ -40,18 +49,19 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--passes", type=int_arg("--passes"), default=None,
                    help="training passes, ASTRA-sim's --num-passes (default 1)")
     p.add_argument("--policy", default=None,
-                   help="inter-dimension policy: baseline | themis | themis-running | "
-                        "portfolio | any registered policy (default: the system file's, "
-                        "else themis)")
+                   help="inter-dimension policy: {policies} | themis-running (default: the "
+                        "system file's inter-dimension-scheduling, baseline if it omits it "
+                        "as in ASTRA-sim; without --system themis)")
     p.add_argument("--intra", default=None,
-                   help="intra-dimension discipline, e.g. fifo | scf (default: the system "
-                        "file's, else fifo)")
+                   help="intra-dimension discipline: {disciplines} (default: the system "
+                        "file's intra-dimension-scheduling, FIFO if it omits it as in "
+                        "ASTRA-sim; without --system fifo)")
     p.add_argument("--timing", default=None,
                    help="astra-sim-1.0 (default; reproduces ASTRA-sim 1.0) | alpha-beta "
                         "(astra-sim-2 times single collectives only: refused here)")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
                    help="chunks per collective (default: the system file's "
-                        "preferred-dataset-splits, else 64)")
+                        "preferred-dataset-splits; without --system 64)")
     p.add_argument("--comm-scale", type=float_arg("--comm-scale"), default=None, metavar="X",
                    help="multiply every collective size (ASTRA-sim's --comm-scale, default 1)")
     p.add_argument("--compute-scale", type=float_arg("--compute-scale"), default=None,

@@ -99,7 +99,7 @@ GOOD_YAML = "topology: [Ring, Switch]\nnpus_count: [4, 4]\nbandwidth: [4, 1]\nla
     ({"n.yml": GOOD_YAML, "s.txt": "all-reduce-implementation: ring_foo\n"},
      ["simulate", "{tmp}/n.yml", "--system", "{tmp}/s.txt"], ["s.txt", "implementation", "foo"]),
     ({"n.yml": GOOD_YAML.replace("[4, 4]", "[4, 6]"),
-      "s.txt": "all-reduce-implementation: ring_halvingDoubling\n"},
+      "s.txt": "preferred-dataset-splits: 4\nall-reduce-implementation: ring_halvingDoubling\n"},
      ["simulate", "{tmp}/n.yml", "--system", "{tmp}/s.txt"], ["s.txt", "halvingDoubling"]),
     ({"n.yml": GOOD_YAML}, ["simulate", "{tmp}/n.yml", "--size", "12XB"], ["--size", "12XB"]),
     ({"n.yml": GOOD_YAML}, ["simulate", "{tmp}/n.yml", "--size", "-1"], ["--size", "-1"]),

@@ -43,7 +43,8 @@ def test_below_ideal_note_under_astra_timing(capsys, tmp_path: Path) -> None:
     net = tmp_path / "ring8.yml"
     net.write_text(RING8)
     system = tmp_path / "direct.txt"
-    system.write_text("all-reduce-implementation: direct\n")
+    system.write_text("preferred-dataset-splits: 64\ncollective-optimization: localBWAware\n"
+                      "all-reduce-implementation: direct\n")
     argv = ["simulate", str(net), "--system", str(system), "--size", "64MiB", "--json"]
     assert main([*argv, "--timing", "astra-sim-1.0"]) == 0
     out, err = capsys.readouterr()

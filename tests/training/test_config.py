@@ -10,6 +10,7 @@ from handcalc import CFG, NET, layer, workload
 from themis.training import TrainingConfig, simulate_training
 from topologies.astra import parse_system
 from topologies.errors import InputError
+from topologies.system import SystemConfig
 
 SYSTEM = """scheduling-policy: FIFO
 endpoint-delay: 7
@@ -21,6 +22,11 @@ all-to-all-implementation: direct_ring
 collective-optimization: baseline
 intra-dimension-scheduling: SCF
 inter-dimension-scheduling: themis
+"""
+#: The keys ASTRA-sim 1.0 cannot run without, and nothing else.
+REQUIRED = """scheduling-policy: FIFO
+collective-optimization: baseline
+preferred-dataset-splits: 8
 """
 
 
@@ -37,10 +43,32 @@ def test_from_system_reads_every_key_and_overrides_win() -> None:
         TrainingConfig.from_system(parse_system(SYSTEM, "sys.txt"), colour="blue")
 
 
-def test_defaults_are_the_tutorial_files() -> None:
-    cfg = TrainingConfig.from_system(parse_system("boost-mode: 1\n", "s.txt"))
-    assert (cfg.scheduling_policy, cfg.endpoint_delay_ns, cfg.local_bw_aware, cfg.chunks) == \
-        ("LIFO", 10, True, 64)
+def test_without_a_file_the_project_defaults_stay() -> None:
+    cfg = TrainingConfig.from_system(SystemConfig())
+    assert (cfg.policy, cfg.intra, cfg.scheduling_policy, cfg.endpoint_delay_ns,
+            cfg.local_bw_aware, cfg.boost_mode, cfg.chunks) == \
+        ("baseline", "fifo", "LIFO", 10, True, True, 64)
+
+
+def test_an_omitted_key_gets_astra_sims_default() -> None:
+    # Sys::Sys of ASTRA-sim 1.0: ascending, FIFO, endpoint-delay 10, boost-mode 0, 1 active chunk.
+    cfg = TrainingConfig.from_system(parse_system(REQUIRED, "s.txt"))
+    assert (cfg.policy, cfg.intra, cfg.endpoint_delay_ns, cfg.boost_mode, cfg.active_chunks) \
+        == ("baseline", "fifo", 10, False, 1)
+    assert (cfg.scheduling_policy, cfg.local_bw_aware, cfg.chunks) == ("FIFO", False, 8)
+
+
+@pytest.mark.parametrize("key", ["scheduling-policy", "collective-optimization",
+                                 "preferred-dataset-splits"])
+def test_a_key_astra_sim_cannot_run_without_is_refused(key: str) -> None:
+    text = "".join(line + "\n" for line in REQUIRED.splitlines() if not line.startswith(key))
+    with pytest.raises(InputError, match=f"s.txt: {key}: missing") as err:
+        TrainingConfig.from_system(parse_system(text, "s.txt"))
+    assert "\n" not in str(err.value)
+    if key == "preferred-dataset-splits":  # --chunks stands in for it
+        assert TrainingConfig.from_system(parse_system(text, "s.txt"), chunks=4).chunks == 4
+    if key == "collective-optimization":  # only the astra-sim-1.0 timing reads it
+        TrainingConfig.from_system(parse_system(text, "s.txt"), timing="alpha-beta")
 
 
 @pytest.mark.parametrize(("field", "value"), [

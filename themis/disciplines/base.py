@@ -132,10 +132,13 @@ def canonical_intra(name: str) -> str:
     ASTRA-sim's spellings (:data:`topologies.system.INTRA_ALIASES`) are accepted;
     a registered name (such as the internal ``astra-scf``) passes as it is.
     """
-    from topologies.system import INTRA_ALIASES
+    from topologies.system import INTRA_ALIASES, unmodelled_scheduling
 
     if name in _REGISTRY:
         return name
+    why = unmodelled_scheduling(name, inter=False)
+    if why:
+        raise InputError(why, "intra", name)
     key = str(name).strip().lower()
     key = INTRA_ALIASES.get(key, key)
     if key not in _REGISTRY:

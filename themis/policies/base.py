@@ -169,11 +169,14 @@ def canonical_policy(name: str) -> str:
 
     Raises :class:`InputError` (field ``policy``) for anything else.
     """
-    from topologies.system import INTER_ALIASES
+    from topologies.system import INTER_ALIASES, unmodelled_scheduling
 
     s = str(name).strip()
     if is_route(s):
         return ";".join(part.replace(" ", "") for part in s.split(";"))
+    why = unmodelled_scheduling(s, inter=True)
+    if why:
+        raise InputError(why, "policy", name)
     key = INTER_ALIASES.get(s.lower(), s.lower())
     if key not in _POLICIES and s in _POLICIES:
         key = s

@@ -100,10 +100,28 @@ class TrainingConfig:
     def from_system(cls, system: SystemConfig, **overrides: Any) -> TrainingConfig:
         """The configuration an ASTRA-sim system file describes, then ``overrides``.
 
-        Keys the file leaves out keep this class's defaults (those of every
-        ASTRA-sim tutorial file: 10 ns endpoint delay, localBWAware, boost
-        mode, LIFO). ``overrides`` are field names; ``None`` values are ignored.
+        A key the file omits means what it means to ASTRA-sim
+        (:meth:`~topologies.system.SystemConfig.with_astra_defaults`: baseline,
+        FIFO, 10 ns endpoint delay, boost mode off, 1 active chunk); a key
+        ASTRA-sim cannot run without is refused (:class:`InputError` naming the
+        file): ``scheduling-policy``, ``collective-optimization`` (under the
+        ``astra-sim-1.0`` timing) and ``preferred-dataset-splits`` (unless
+        ``chunks`` is overridden). A ``system`` with no source (no file) keeps
+        this class's defaults. ``overrides`` are field names; ``None`` values
+        are ignored.
         """
+        known = {f.name for f in fields(cls)}
+        for key, value in overrides.items():
+            if key not in known:
+                raise InputError("unknown training option", key, value)
+        given = {k: v for k, v in overrides.items() if v is not None}
+        if system.from_file:
+            system = system.with_astra_defaults()
+            system.require("scheduling-policy")
+            if given.get("timing", cls.timing) == "astra-sim-1.0":
+                system.require("collective-optimization")
+            if "chunks" not in given:
+                system.require("preferred-dataset-splits")
         vals: dict[str, Any] = {}
         if system.chunks is not None:
             vals["chunks"] = system.chunks
@@ -126,12 +144,7 @@ class TrainingConfig:
         sched = getattr(system, "scheduling_policy", None)
         if sched is not None:
             vals["scheduling_policy"] = sched
-        known = {f.name for f in fields(cls)}
-        for key, value in overrides.items():
-            if key not in known:
-                raise InputError("unknown training option", key, value)
-            if value is not None:
-                vals[key] = value
+        vals.update(given)
         return cls(**vals)
 
     def with_(self, **changes: Any) -> TrainingConfig:

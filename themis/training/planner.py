@@ -72,7 +72,11 @@ class Planner:
         else:
             self.policy = make_policy(self.name)
         rs_ag = not astra or self.name not in ("baseline", "round-robin", "fixed")
-        if rs_ag:
+        if astra and not local_bw_aware:
+            # Sys::generate_collective: collective-optimization baseline runs a whole
+            # all-reduce on every dimension, whatever the policy (as simulate_astra).
+            self.shape = PlanShape.AR_PER_DIM
+        elif rs_ag:
             self.shape = PlanShape.RS_AG
         else:
             self.shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM

@@ -21,6 +21,7 @@ from topologies.system import (
     INTRA_ALIASES,
     SystemConfig,
     canonical_algorithm,
+    unmodelled_scheduling,
 )
 
 __all__ = ["IMPLEMENTATION_KEYS", "SYSTEM_IGNORED_KEYS", "parse_system", "read_system"]
@@ -211,11 +212,14 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     ``collective-optimization`` (``baseline`` | ``localBWAware``),
     ``boost-mode`` (0/1), ``inter-dimension-scheduling`` and
     ``intra-dimension-scheduling`` (the aliases of
-    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case);
+    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case;
+    ASTRA-sim's ``offlineGreedyFlex`` / ``themisFlex``, ``RG`` and
+    ``lessRemainingPhaseFirst`` are refused: not modelled);
     for training runs ``scheduling-policy`` (LIFO | FIFO) and
     ``all-to-all-implementation``; ``local-mem-bw`` (GB/s, > 0: the 2.x
     reduce cost). Known ASTRA-sim keys that do not matter here
     are ignored; unknown keys give a warning and are recorded in ``SystemConfig.unknown_keys``.
+    Omitted keys stay ``None`` (see :meth:`SystemConfig.with_astra_defaults`).
     """
     if not text.strip():
         raise InputError("the file is empty (expected an ASTRA-sim system file)", "document",
@@ -250,6 +254,9 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
             )
         elif key == "boost-mode":
             fields["boost_mode"] = _bool_setting(value, key, file)
+        elif key in ("inter-dimension-scheduling", "intra-dimension-scheduling") and (
+                why := unmodelled_scheduling(value, key.startswith("inter"))):
+            raise InputError(why, key, value, file)
         elif key == "inter-dimension-scheduling":
             fields["inter"] = _alias_setting(value, key, file, INTER_ALIASES, inter_shown)
         elif key == "intra-dimension-scheduling":
