@@ -119,8 +119,18 @@ def test_empty_system_file(text: str) -> None:
 
 
 def test_float_counts_must_be_exact() -> None:
-    msg = _error(parse_system, "preferred-dataset-splits: 1e30\n", "s.txt")
-    assert msg.startswith("s.txt: preferred-dataset-splits = 1e+30: too large")
-    assert parse_system("preferred-dataset-splits: 1e3\n", "s.txt").chunks == 1000
+    msg = _error(parse_system, '{"preferred-dataset-splits": 1e30}', "s.json")
+    assert msg.startswith("s.json: preferred-dataset-splits = 1e+30: too large")
+    assert parse_system('{"preferred-dataset-splits": 1e3}', "s.json").chunks == 1000
+
+
+@pytest.mark.parametrize(("text", "read"), [
+    ("preferred-dataset-splits: 1e3", "as 1"), ("endpoint-delay: 2.5", "as 2"),
+    ("active-chunks-per-dimension: 2x", "as 2"), ("boost-mode: 1.0", "as 1")])
+def test_astra10_text_integers_are_written_as_integers(text: str, read: str) -> None:
+    # ASTRA-sim 1.0 reads these keys into int with operator>>: it stops at the first
+    # non-digit, so the file would mean something else to it.
+    msg = _error(parse_system, text + "\n", "s.txt")
+    assert msg.startswith(f"s.txt: {text.split(':')[0]} = ") and read in msg
     text = YAML.format(bw=50).replace("[4, 2]", "[4, 1e30]")
     assert "npus_count[1]" in _error(parse_network_yaml, text, "n.yml")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import Any
 
 from topologies.astra.validators import (
@@ -97,6 +98,22 @@ def _int_setting(value: Any, key: str, file: str, minimum: int) -> int:
             except ValueError:
                 raise InputError("must be a whole number", key, text, file) from None
     return whole_number(value, key, file, minimum)
+
+
+def _astra10_integer(value: str, key: str, file: str) -> None:
+    """Refuse 1.0 text that ASTRA-sim 1.0 would read as another integer.
+
+    ASTRA-sim 1.0 reads ``preferred-dataset-splits``, ``active-chunks-per-dimension``,
+    ``endpoint-delay`` and ``boost-mode`` into ``int`` with ``operator>>``, which
+    stops at the first non-digit: ``1e3`` is 1 to it, ``2.5`` is 2.
+    """
+    text = value.strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return
+    read = re.match(r"[+-]?\d+", text)
+    if read:  # (no digits at all: the key's own check says what it expects)
+        raise InputError(f"ASTRA-sim 1.0 reads a whole number here and would read it as "
+                         f"{int(read.group())}: write the integer itself", key, text, file)
 
 
 def _float_setting(value: Any, key: str, file: str) -> float:
@@ -239,7 +256,11 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     unknown: list[str] = []
     inter_shown = "baseline, themis, roundRobin or their ASTRA-sim names"
     intra_shown = "FIFO or SCF (smallestFirst)"
+    integer_keys = ("preferred-dataset-splits", "active-chunks-per-dimension",
+                    "endpoint-delay", "boost-mode")
     for key, value in items:
+        if fmt == "text" and key in integer_keys:
+            _astra10_integer(value, key, file)
         if key == "preferred-dataset-splits":
             fields["chunks"] = _int_setting(value, key, file, 1)
         elif key == "active-chunks-per-dimension":
