@@ -35,10 +35,28 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 #: list of what exists: that is the registry).
 DEFAULT_POLICIES: tuple[str, ...] = ("baseline", "round-robin", "themis")
 DEFAULT_INTRAS: tuple[str, ...] = ("fifo", "scf")
-#: What ``themis compare`` runs when no policies or disciplines are named: every
-#: bundled policy under every bundled discipline.
-COMPARE_POLICIES: tuple[str, ...] = DEFAULT_POLICIES + ("guarded", "lb-mix", "portfolio")
-COMPARE_INTRAS: tuple[str, ...] = DEFAULT_INTRAS + ("lrw",)
+
+
+def every_policy() -> tuple[str, ...]:
+    """Every registered policy (not ``fixed``, which needs a route), the defaults first.
+
+    What ``themis compare`` and ``themis spec`` run when no policies are named;
+    read from the registry (:func:`themis.policies.policy_names`), never listed here.
+    """
+    from themis.policies import policy_names
+
+    names = [n for n in policy_names() if n != "fixed"]
+    return tuple(n for n in DEFAULT_POLICIES if n in names) + tuple(
+        n for n in names if n not in DEFAULT_POLICIES)
+
+
+def every_intra() -> tuple[str, ...]:
+    """Every registered (public) discipline, the defaults first (see :func:`every_policy`)."""
+    from themis.disciplines import discipline_names
+
+    names = discipline_names()
+    return tuple(n for n in DEFAULT_INTRAS if n in names) + tuple(
+        n for n in names if n not in DEFAULT_INTRAS)
 
 #: Other spellings of solver names.
 SOLVER_ALIASES: dict[str, str] = {"cp-sat": "cpsat", "ortools": "cpsat"}
@@ -380,8 +398,9 @@ def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigi
                          simulations=simulations)
 
 
-__all__ = ["COMPARE_INTRAS", "COMPARE_POLICIES", "DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE",
+__all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE",
            "SCHEDULED_POLICIES", "Method",
            "canonical_ag_order", "canonical_intra", "canonical_name", "canonical_policy",
-           "canonical_solver", "check_method", "is_route", "make_policy_object", "method_grid",
+           "canonical_solver", "check_method", "every_intra", "every_policy", "is_route",
+           "make_policy_object", "method_grid",
            "parse_names", "policy_choices", "run_method", "split_list"]

@@ -16,41 +16,56 @@ from reports.cli.common import (
     float_arg,
     int_arg,
     resolve_inputs,
+    wall_limit_s,
 )
 from reports.formatting import print_json
 from topologies.errors import InputError
 
 
 def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: float,
-                 ag_help: str, every_policy: bool = False) -> None:
-    """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order
-    (``every_policy``: default to every bundled policy and discipline)."""
-    from reports import methods
+                 ag_help: str, dtime_s: float | None = None) -> None:
+    """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order.
 
-    if every_policy:
-        policies = ",".join(methods.COMPARE_POLICIES)
-        intras = ",".join(methods.COMPARE_INTRAS)
-    else:
-        policies = ",".join(methods.DEFAULT_POLICIES)
-        intras = ",".join(methods.DEFAULT_INTRAS)
-    p.add_argument("--policies", default=policies, metavar="LIST",
-                   help=f"comma-separated policies: any name simulate accepts, including "
-                        f"registered ones, or a fixed route like 2,0,1 (consecutive numbers "
-                        f"form one route) (default {policies})")
-    p.add_argument("--intra", default=intras, metavar="LIST",
-                   help=f"comma-separated intra-dimension disciplines (default {intras})")
+    --policies and --intra default to every registered policy and discipline
+    (:func:`reports.methods.every_policy`, read when the command runs).
+    """
+    p.add_argument("--policies", default=None, metavar="LIST",
+                   help="comma-separated policies: any name simulate accepts, including "
+                        "registered ones, or a fixed route like 2,0,1 (consecutive numbers "
+                        "form one route) (default: every registered policy, "
+                        "{policy_list})")
+    p.add_argument("--intra", default=None, metavar="LIST",
+                   help="comma-separated intra-dimension disciplines (default: every "
+                        "registered one, {discipline_list})")
     p.add_argument("--solvers", default=solvers, metavar="LIST",
                    help=f"comma-separated solvers (default {solvers or 'every solver'}; "
                         "'' for none)")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
-                   metavar="SECONDS", help=f"per solver task, wall clock (default "
-                                           f"{time_limit_s:g})")
-    p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
-                   default=None, metavar="SECONDS",
-                   help="CP-SAT's deterministic time limit per solver task, with one worker: "
-                        "the same result on any machine and load (the wall-clock "
-                        "--time-limit still applies; make it generous)")
+    if dtime_s is None:  # compare: a deterministic budget lifts the default wall limit
+        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+                       metavar="SECONDS",
+                       help=f"per solver task, wall clock (default {time_limit_s:g}; with "
+                            "--deterministic-time none, so the budget alone stops CP-SAT)")
+        p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+                       default=None, metavar="SECONDS",
+                       help="CP-SAT's deterministic time limit per solver task, with one "
+                            "worker: the same result on any machine and load")
+    else:  # spec: written to the spec
+        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
+                       metavar="SECONDS", help=f"per solver task, wall clock (default "
+                                               f"{time_limit_s:g})")
+        p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+                       default=dtime_s, metavar="SECONDS",
+                       help="CP-SAT's deterministic time limit per solver task, one worker, "
+                            f"written to [solver_params.cpsat] (default {dtime_s:g}; 0: "
+                            "none; the wall-clock time_limit_s still applies: make it "
+                            "generous)")
     p.add_argument("--ag-order", default="reverse", metavar="LIST", help=ag_help)
+
+
+#: ``themis spec``'s deterministic budgets (docs/sweeps.md): a spec reproduces on any
+#: machine unless a budget is turned off (0).
+SPEC_DTIME_S = 20.0
+SPEC_NODE_LIMIT = 100_000
 
 
 def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
@@ -63,8 +78,7 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                     "lower bound.")
     add_instance_args(p)
     _add_methods(p, None, 10.0,
-                 "the solvers' AG variant: reverse of the RS route (default) or free",
-                 every_policy=True)
+                 "the solvers' AG variant: reverse of the RS route (default) or free")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads (default: the solver's own)")
     p.add_argument("--gantt", metavar="FILE.png",
@@ -83,7 +97,11 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
     p.add_argument("--endpoint-delay", default="0", metavar="LIST",
                    help="endpoint delays in ns (default 0)")
-    _add_methods(p, "cpsat", 30.0, "reverse, free or reverse,free (default reverse)")
+    _add_methods(p, "cpsat", 30.0, "reverse, free or reverse,free (default reverse)",
+                 dtime_s=SPEC_DTIME_S)
+    p.add_argument("--node-limit", type=int_arg("--node-limit"), default=SPEC_NODE_LIMIT,
+                   metavar="N", help="cbc/highs: the branch-and-bound node limit written to "
+                                     f"their solver_params (default {SPEC_NODE_LIMIT}; 0: none)")
     p.add_argument("--title", default="", help="the report's title")
     p.add_argument("--out", default=None, metavar="SPEC.toml",
                    help="write here (default: print on stdout)")
@@ -123,11 +141,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from reports.compare import compare, format_comparison
     from reports.methods import canonical_name, parse_names
 
+    _default_methods(args)
     policies = parse_names(args.policies, "policy", "--policies")
     intra = parse_names(args.intra, "intra", "--intra")
     solvers = None if args.solvers is None else parse_names(args.solvers, "solver",
                                                             "--solvers")
     ag_order = canonical_name(args.ag_order, "ag_order", "--ag-order")
+    if args.time_limit is None:
+        args.time_limit = wall_limit_s(args.deterministic_time is not None, 10.0)
     if not (args.time_limit > 0):
         raise InputError("must be a positive number of seconds", "--time-limit",
                          args.time_limit)
@@ -185,20 +206,49 @@ def cmd_spec(args: argparse.Namespace) -> int:
     from reports.sweep.spec_writer import spec_text, write_spec
 
     check_output(args.out, "--out")
+    _default_methods(args)
+    solvers = list(parse_names(args.solvers, "solver", "--solvers"))
     text = spec_text(
         args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
         list(parse_names(args.policies, "policy", "--policies")),
         list(parse_names(args.intra, "intra", "--intra")),
-        list(parse_names(args.solvers, "solver", "--solvers")), args.time_limit,
+        solvers, args.time_limit,
         [str(a) for a in parse_names(args.ag_order, "ag_order", "--ag-order")],
         _numbers(args.endpoint_delay, "--endpoint-delay", float),
-        out=args.out, title=args.title, solver_params=_solver_params(args))
+        out=args.out, title=args.title, solver_params=_spec_solver_params(args, solvers))
     if args.out:
         write_spec(text, args.out)
         print(f"wrote {args.out}; run: themis sweep {args.out} --db results.sqlite")
     else:
         sys.stdout.write(text)
     return 0
+
+
+def _spec_solver_params(args: argparse.Namespace, solvers: list) -> dict[str, Any] | None:
+    """``themis spec``'s per-solver deterministic budgets (0 turns one off):
+    ``[solver_params.cpsat] deterministic_time_s`` and the MILPs' ``node_limit``."""
+    for flag, value in (("--deterministic-time", args.deterministic_time),
+                        ("--node-limit", args.node_limit)):
+        if not value >= 0 or value == float("inf"):
+            raise InputError("must be >= 0 (0: no such budget)", flag, value)
+    solvers = [str(n) for n in solvers]
+    out: dict[str, Any] = {}
+    if args.deterministic_time and "cpsat" in solvers:
+        out["cpsat"] = {"deterministic_time_s": float(args.deterministic_time)}
+    for name in ("cbc", "highs"):
+        if args.node_limit and name in solvers:
+            out[name] = {"node_limit": int(args.node_limit)}
+    return out or None
+
+
+def _default_methods(args: argparse.Namespace) -> None:
+    """--policies / --intra not given: every registered policy / discipline."""
+    from reports.methods import every_intra, every_policy
+
+    if args.policies is None:
+        args.policies = ",".join(every_policy())
+    if args.intra is None:
+        args.intra = ",".join(every_intra())
 
 
 def _solver_params(args: argparse.Namespace) -> dict[str, Any] | None:

@@ -24,24 +24,40 @@ DEFAULT_CHUNKS = 4
 
 
 def registry_names() -> dict[str, str]:
-    """What ``{policies}`` and ``{disciplines}`` in a help text become (from the registries)."""
+    """What the placeholders of a help text become (from the registries and the
+    report modules, imported only when help is shown): ``{policies}`` /
+    ``{disciplines}`` (``|``-joined), ``{policy_list}`` / ``{discipline_list}``
+    (comma-joined, the defaults first, as ``compare`` and ``spec`` run them) and
+    ``{training_networks}`` (``train-report``'s default networks)."""
+    from reports.methods import every_intra, every_policy
     from themis.disciplines import discipline_names
     from themis.policies import policy_names
 
     policies = [n for n in policy_names() if n != "fixed"]
-    return {"{policies}": " | ".join(policies) + " | a fixed route like 2,0,1",
-            "{disciplines}": " | ".join(discipline_names())}
+    names = {"{policies}": " | ".join(policies) + " | a fixed route like 2,0,1",
+             "{disciplines}": " | ".join(discipline_names()),
+             "{policy_list}": ", ".join(every_policy()),
+             "{discipline_list}": ", ".join(every_intra())}
+    return names
+
+
+def _training_networks() -> str:
+    from reports.training import NETWORKS
+
+    return ", ".join(NETWORKS)
 
 
 class RegistryHelpFormatter(argparse.HelpFormatter):
-    """argparse's formatter, with ``{policies}`` / ``{disciplines}`` in help texts
-    replaced by the registered names (imported only when help is shown)."""
+    """argparse's formatter, with the placeholders of :func:`registry_names` (and
+    ``{training_networks}``) in help texts replaced when help is shown."""
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = super()._get_help_string(action)
-        if text and ("{policies}" in text or "{disciplines}" in text):
+        if text and "{" in text:
             for key, names in registry_names().items():
                 text = text.replace(key, names)
+            if "{training_networks}" in text:
+                text = text.replace("{training_networks}", _training_networks())
         return text
 
 
@@ -70,6 +86,17 @@ def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = N
                    metavar="NS", help="endpoint delay per message step in ns "
                                       "(default: the system file's, 10 if it omits it as in "
                                       "ASTRA-sim; without --system 0)")
+
+
+#: The wall-clock limit of a solve with a deterministic budget and no --time-limit:
+#: none in effect (a week), so the budget alone decides and the result reproduces.
+NO_WALL_LIMIT_S = 7 * 24 * 3600.0
+
+
+def wall_limit_s(deterministic: bool, default_s: float) -> float:
+    """The wall-clock limit when no --time-limit is given: ``default_s``, or in effect
+    none (:data:`NO_WALL_LIMIT_S`) when a deterministic budget is set."""
+    return NO_WALL_LIMIT_S if deterministic else default_s
 
 
 def int_arg(flag: str):

@@ -16,6 +16,7 @@ from reports.cli.common import (
     float_arg,
     int_arg,
     resolve_inputs,
+    wall_limit_s,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
@@ -31,19 +32,20 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--solver", default="cpsat",
                    help="cpsat (default) | cbc | highs")
     p.add_argument("--time-limit", type=float_arg("--time-limit"),
-                   default=DEFAULT_TIME_LIMIT_S, metavar="SECONDS",
+                   default=None, metavar="SECONDS",
                    help="wall-clock seconds for the whole solve: lower bounds, hint "
                         "simulations, model building and search (a model build is not "
                         "interrupted; too large models are refused) "
-                        f"(default {DEFAULT_TIME_LIMIT_S:g})")
+                        f"(default {DEFAULT_TIME_LIMIT_S:g}; with --deterministic-time or "
+                        "--node-limit none, so the result reproduces)")
     p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                    default=None, metavar="UNITS",
                    help="cpsat only: CP-SAT's deterministic time limit on one worker, so "
-                        "the result is the same on any machine (the wall-clock limit "
-                        "stays as a safety net; --json's meta.stopped_by says which hit)")
+                        "the result is the same on any machine (a --time-limit given too "
+                        "may stop it first; the output says which limit stopped the solve)")
     p.add_argument("--node-limit", type=int_arg("--node-limit"), default=None, metavar="N",
                    help="cbc/highs only: branch-and-bound node limit (the MILPs' "
-                        "deterministic work limit)")
+                        "deterministic work limit; lifts the default wall-clock limit)")
     p.add_argument("--seed", type=int_arg("--seed"), default=0, metavar="N",
                    help="the solver's random seed (default 0)")
     p.add_argument("--solver-log", metavar="FILE",
@@ -110,6 +112,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.solver not in (names := backend_names()):
         raise InputError(f"unknown solver (expected one of {', '.join(names)})",
                          "--solver", args.solver)
+    if args.time_limit is None:
+        deterministic = args.deterministic_time is not None or args.node_limit is not None
+        args.time_limit = wall_limit_s(deterministic, DEFAULT_TIME_LIMIT_S)
     if not args.time_limit > 0 or args.time_limit == float("inf"):
         raise InputError("must be a positive number of seconds", "--time-limit",
                          args.time_limit)
@@ -155,11 +160,23 @@ def cmd_solve(args: argparse.Namespace) -> int:
          if result.reference_ns else "-"],
         ["solver", result.solver],
         ["runtime (s)", f"{result.runtime_s:.2f}"],
+        ["stopped by", stopped_by_text(result.meta.get("stopped_by", ""), args)],
         ["scaling error (ns)", f"{result.scaling_error_ns:.3g}"],
         ["checker", {True: "valid", False: "INVALID", None: "-"}[result.valid]],
     ]
     print_result_table(result, rows)
     return 0
+
+
+def stopped_by_text(stopped_by: str, args: argparse.Namespace) -> str:
+    """Which limit ended the search, in words (``-``: none did, the search finished)."""
+    if stopped_by == "wall":
+        return f"the wall-clock limit ({args.time_limit:g} s): not reproducible"
+    if stopped_by == "deterministic":
+        return f"the deterministic time ({args.deterministic_time:g})"
+    if stopped_by == "nodes":
+        return f"the node limit ({args.node_limit})"
+    return stopped_by or "- (the search finished)"
 
 
 def cmd_bound(args: argparse.Namespace) -> int:

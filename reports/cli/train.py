@@ -81,7 +81,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--workloads", default=None, metavar="A,B",
                    help="comma-separated bundled workloads (default: every family's)")
     p.add_argument("--networks", default=None, metavar="A,B",
-                   help="comma-separated networks (default: the report's six)")
+                   help="comma-separated networks (default: {training_networks})")
     p.set_defaults(func=cmd_train_report)
 
 

@@ -152,6 +152,44 @@ def _configure(solver, problem: Problem, wall_s: float, det_s: float | None) -> 
             raise InputError(f"bad CpSolver parameter value ({err})", key, value) from None
 
 
+def run_interruptibly(solver, model):
+    """``solver.solve(model)``; Ctrl-C stops the search and raises KeyboardInterrupt.
+
+    CP-SAT's own SIGINT handler (``catch_sigint_signal``) would end the search
+    quietly and return its incumbent, so an interrupted solve looked finished
+    (exit 0). Here the search runs in a worker thread with that handler off; the
+    calling (main) thread waits, and on KeyboardInterrupt stops the search,
+    waits for it and re-raises (the CLI then exits 130, as for CBC and HiGHS).
+    """
+    import threading
+
+    solver.parameters.catch_sigint_signal = False
+    out: dict[str, object] = {}
+    done = threading.Event()
+
+    def work() -> None:
+        try:
+            out["status"] = solver.solve(model)
+        except BaseException as err:  # noqa: BLE001 - re-raised in the caller
+            out["error"] = err
+        finally:
+            done.set()
+
+    threading.Thread(target=work, name="cp-sat", daemon=True).start()
+    # Event.wait, not Thread.join: a KeyboardInterrupt inside join() can leave the
+    # thread marked finished while it still runs (CPython gh-90882).
+    try:
+        while not done.wait(0.05):
+            pass
+    except KeyboardInterrupt:
+        solver.stop_search()
+        done.wait()
+        raise
+    if "error" in out:
+        raise out["error"]  # type: ignore[misc]
+    return out["status"]  # type: ignore[return-value]
+
+
 def _solve_once(problem: Problem, resolution: int, wall_s: float, det_s: float | None,
                 hint: Schedule | None, counts: RouteCounts | None) -> RawSolution:
     """Build and solve one model; ``counts`` restricts the route counts (a heuristic)."""
@@ -176,7 +214,7 @@ def _solve_once(problem: Problem, resolution: int, wall_s: float, det_s: float |
                            reason="the wall-clock limit ran out while building the model")
     solver = cp_model.CpSolver()
     _configure(solver, problem, left, det_s)
-    status = solver.solve(m)
+    status = run_interruptibly(solver, m)
     meta.update(cpsat_status=solver.status_name(status), branches=solver.num_branches,
                 conflicts=solver.num_conflicts, deterministic_time=solver.deterministic_time)
     stopped = ""

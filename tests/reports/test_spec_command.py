@@ -17,6 +17,7 @@ def test_three_commands_from_a_network_file(tmp_path: Path, capsys, monkeypatch)
     (tmp_path / "nets" / "mine.yml").write_text(NET)
     (tmp_path / "specs").mkdir()  # spec --out creates no folders
     assert main(["spec", "nets/mine.yml", "--chunks", "2,3", "--solvers", "cpsat",
+                 "--policies", "baseline,round-robin,themis", "--intra", "fifo,scf",
                  "--time-limit", "5", "--out", "specs/spec.toml"]) == 0
     spec = tomllib.loads((tmp_path / "specs" / "spec.toml").read_text())
     assert spec["grid"][0]["networks"] == ["../nets/mine.yml"]

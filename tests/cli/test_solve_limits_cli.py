@@ -1,0 +1,43 @@
+"""``themis solve``: a deterministic budget is not cut by the default wall-clock limit,
+and the text output says which limit stopped the search (issue 14 §5)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from reports.cli import main
+from reports.cli.common import NO_WALL_LIMIT_S
+from reports.cli.solve import DEFAULT_TIME_LIMIT_S, stopped_by_text
+
+
+@pytest.mark.parametrize(("flags", "wall_s"), [
+    ([], DEFAULT_TIME_LIMIT_S),
+    (["--deterministic-time", "0.2"], NO_WALL_LIMIT_S),
+    (["--deterministic-time", "0.2", "--time-limit", "30"], 30.0),
+])
+def test_a_deterministic_budget_lifts_the_default_wall_limit(capsys, flags, wall_s) -> None:
+    assert main(["solve", "small-2d", "--chunks", "2", "--json", *flags]) == 0
+    params = json.loads(capsys.readouterr().out)["meta"]["params"]
+    assert params["time_limit_s"] == wall_s
+
+
+def test_a_node_limit_lifts_it_too(capsys) -> None:
+    assert main(["solve", "small-2d", "--chunks", "2", "--solver", "highs", "--node-limit",
+                 "50", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["meta"]["params"]["time_limit_s"] == \
+        NO_WALL_LIMIT_S
+
+
+def test_the_text_says_which_limit_stopped_the_search(capsys) -> None:
+    args = argparse.Namespace(time_limit=10.0, deterministic_time=5.0, node_limit=100)
+    assert "wall-clock limit (10 s)" in stopped_by_text("wall", args)
+    assert stopped_by_text("deterministic", args) == "the deterministic time (5)"
+    assert stopped_by_text("nodes", args) == "the node limit (100)"
+    assert "finished" in stopped_by_text("", args)
+    assert main(["solve", "small-2d", "--chunks", "2", "--deterministic-time", "0.2"]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("stopped by"))
+    assert "deterministic time (0.2)" in row or "finished" in row
