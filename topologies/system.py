@@ -65,7 +65,8 @@ ASTRA_DEFAULTS: dict[str, object] = {
     "active_chunks": 1,
 }
 
-#: Keys ASTRA-sim cannot run without (no built-in default): key -> what it does.
+#: Keys ASTRA-sim cannot run without (no built-in default): key -> what ASTRA-sim
+#: 1.0 does (a 2.x JSON file: :data:`ASTRA2_REQUIRED`).
 ASTRA_REQUIRED: dict[str, str] = {
     "preferred-dataset-splits": ("ASTRA-sim leaves it unset and divides the collective by "
                                  "it; give a chunk count (or --chunks)"),
@@ -73,6 +74,13 @@ ASTRA_REQUIRED: dict[str, str] = {
                                "optimization in sys input file\"); give baseline or localBWAware",
     "scheduling-policy": "ASTRA-sim 1.0 stops without it (\"unknown value for scheduling policy "
                          "in sys input file\"); give LIFO or FIFO",
+}
+#: The same for a 2.x system JSON (2.x reads a key only if present, leaving it unset).
+ASTRA2_REQUIRED: dict[str, str] = {
+    "preferred-dataset-splits": ASTRA_REQUIRED["preferred-dataset-splits"],
+    "collective-optimization": "ASTRA-sim 2.x leaves it unset without it; give baseline or "
+                               "localBWAware",
+    "scheduling-policy": "ASTRA-sim 2.x leaves it unset without it; give LIFO or FIFO",
 }
 _REQUIRED_FIELDS = {"preferred-dataset-splits": "chunks",
                     "collective-optimization": "collective_optimization",
@@ -126,6 +134,8 @@ class SystemConfig:
     unknown_keys: tuple[str, ...] = field(default=(), compare=False)
     #: The file keys :meth:`with_astra_defaults` filled in (the file omitted them).
     defaulted: tuple[str, ...] = field(default=(), compare=False)
+    #: ``text`` (ASTRA-sim 1.0 ``key: value``) or ``json`` (2.x); ``""`` if not from a file.
+    file_format: str = field(default="", compare=False)
 
     @property
     def from_file(self) -> bool:
@@ -152,7 +162,8 @@ class SystemConfig:
         file is checked (without ``--system`` the project's defaults apply).
         """
         if self.from_file and getattr(self, _REQUIRED_FIELDS[key]) is None:
-            raise InputError(f"missing: {ASTRA_REQUIRED[key]}", key, None, self.source)
+            why = (ASTRA2_REQUIRED if self.file_format == "json" else ASTRA_REQUIRED)[key]
+            raise InputError(f"missing: {why}", key, None, self.source)
 
     def algorithms_for(self, collective: str) -> tuple[str, ...] | None:
         """Per-dimension algorithms for a collective kind, if the file gave them."""

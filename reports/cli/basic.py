@@ -11,6 +11,7 @@ from reports.cli.common import (
     add_instance_args,
     add_network_args,
     check_output,
+    defaults_note,
     int_arg,
     resolve_inputs,
 )
@@ -276,6 +277,9 @@ def _report_simulation(args: argparse.Namespace, inputs, result, collective, chu
           f"{chunks_text or collective.describe_chunks()} "
           f"on {inputs.network.describe()} ({inputs.network.npus} NPUs)")
     print(f"policy {policy_name}, intra {intra}, timing {args.timing}, k = {k}")
+    note = defaults_note(inputs.system)
+    if note:
+        print(note)
     if choice:
         print(f"chosen candidate: {choice}")
     print(format_table(["metric", "value"], [

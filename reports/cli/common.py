@@ -162,6 +162,17 @@ def load_system(spec: str | None) -> SystemConfig:
     return resolve_system(spec).with_astra_defaults()
 
 
+def defaults_note(system: SystemConfig) -> str | None:
+    """One line naming the keys a system file omitted and the ASTRA-sim defaults run."""
+    if not system.defaulted:
+        return None
+    shown = {"inter-dimension-scheduling": "ascending (baseline)",
+             "intra-dimension-scheduling": "FIFO", "endpoint-delay": "10",
+             "boost-mode": "0", "active-chunks-per-dimension": "1"}
+    parts = [f"{k} {shown.get(k, '')}".strip() for k in system.defaulted]
+    return f"{system.source} omits: ASTRA-sim's defaults run: {', '.join(parts)}"
+
+
 @dataclass
 class Inputs:
     """What the instance arguments resolve to."""

@@ -16,6 +16,7 @@ from typing import Any
 from reports.cli.common import (
     add_network_args,
     check_output,
+    defaults_note,
     float_arg,
     int_arg,
     load_network,
@@ -138,7 +139,7 @@ def cmd_train(args: argparse.Namespace) -> int:
                     npus=network.npus)
         print_json(data)
         return 0
-    _print_text(workload, network, config, result, baseline)
+    _print_text(workload, network, config, result, baseline, defaults_note(system))
     return 0
 
 
@@ -146,13 +147,15 @@ def _us(ns: float) -> float:
     return ns / 1e3
 
 
-def _print_text(workload, network, config, result, baseline) -> None:
+def _print_text(workload, network, config, result, baseline, note: str | None = None) -> None:
     passes = getattr(config, "passes", 1)
     print(f"{workload.name or workload.file} ({workload.parallelism}, "
           f"{len(workload.layers)} layers) on {network.describe()} ({network.npus} NPUs), "
           f"{passes} pass{'es' if passes != 1 else ''}")
     print(f"policy {config.policy}, intra {config.intra}, timing {config.timing}, "
           f"{config.chunks} chunks")
+    if note:
+        print(note)
     rows = [
         ["end (us)", _us(result.end_ns)],
         ["compute (us)", _us(result.compute_ns)],

@@ -161,3 +161,21 @@ def test_simulate_and_train_agree_on_collective_optimization(capsys, tmp_path: P
     makespan = json.loads(capsys.readouterr().out)["makespan_ns"]
     assert main(["train", wl, net, "--system", sys_file, "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["end_ns"] == makespan + 1
+
+
+def test_the_text_output_names_the_defaults_it_ran(capsys, tmp_path: Path) -> None:
+    net = _write(tmp_path, "net.yml", NET)
+    sys_file = _write(tmp_path, "sys.txt", REQUIRED + "endpoint-delay: 10\n")
+    for argv in (["simulate", net], ["train", _write(tmp_path, "wl.txt", WORKLOAD), net]):
+        assert main([*argv, "--system", sys_file]) == 0
+        line = next(x for x in capsys.readouterr().out.splitlines() if "omits" in x)
+        assert "inter-dimension-scheduling ascending (baseline)" in line
+        assert "boost-mode 0" in line and "endpoint-delay" not in line  # it was given
+
+
+def test_a_2x_json_file_missing_a_required_key_names_2x(capsys, tmp_path: Path) -> None:
+    net = _write(tmp_path, "net.yml", NET)
+    sys_file = _write(tmp_path, "sys.json", '{"preferred-dataset-splits": 4}')
+    assert main(["simulate", net, "--system", sys_file, "--timing", "astra-sim-1.0"]) == 2
+    err = capsys.readouterr().err
+    assert "sys.json: collective-optimization: missing: ASTRA-sim 2.x" in err

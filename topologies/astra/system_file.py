@@ -299,7 +299,7 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
         elif key not in unknown:
             unknown.append(key)
     unknown_keys = warn_unknown(file, "system", unknown)
-    return SystemConfig(**fields, source=file, unknown_keys=unknown_keys)
+    return SystemConfig(**fields, source=file, unknown_keys=unknown_keys, file_format=fmt)
 
 
 def read_system(path: str | os.PathLike[str]) -> SystemConfig:
