@@ -77,9 +77,10 @@ ASTRA_REQUIRED: dict[str, str] = {
 }
 #: The same for a 2.x system JSON (2.x reads a key only if present, leaving it unset).
 ASTRA2_REQUIRED: dict[str, str] = {
-    "preferred-dataset-splits": ASTRA_REQUIRED["preferred-dataset-splits"],
-    "collective-optimization": "ASTRA-sim 2.x leaves it unset without it; give baseline or "
-                               "localBWAware",
+    "preferred-dataset-splits": "ASTRA-sim 2.x divides by zero without it (give the number "
+                                "of splits, or --chunks)",
+    "collective-optimization": "ASTRA-sim 2.x never finishes without it (give baseline or "
+                               "localBWAware)",
     "scheduling-policy": "ASTRA-sim 2.x leaves it unset without it; give LIFO or FIFO",
 }
 _REQUIRED_FIELDS = {"preferred-dataset-splits": "chunks",

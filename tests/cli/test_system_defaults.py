@@ -178,4 +178,4 @@ def test_a_2x_json_file_missing_a_required_key_names_2x(capsys, tmp_path: Path) 
     sys_file = _write(tmp_path, "sys.json", '{"preferred-dataset-splits": 4}')
     assert main(["simulate", net, "--system", sys_file, "--timing", "astra-sim-1.0"]) == 2
     err = capsys.readouterr().err
-    assert "sys.json: collective-optimization: missing: ASTRA-sim 2.x" in err
+    assert "sys.json: collective-optimization: missing: ASTRA-sim 2.x never finishes" in err
