@@ -179,3 +179,24 @@ def test_a_2x_json_file_missing_a_required_key_names_2x(capsys, tmp_path: Path) 
     assert main(["simulate", net, "--system", sys_file, "--timing", "astra-sim-1.0"]) == 2
     err = capsys.readouterr().err
     assert "sys.json: collective-optimization: missing: ASTRA-sim 2.x never finishes" in err
+
+
+@pytest.mark.parametrize(("key", "value", "spelled"), [
+    ("intra-dimension-scheduling", "fifo", "FIFO"),
+    ("intra-dimension-scheduling", "scf", "SCF"),
+    ("inter-dimension-scheduling", "round-robin", "roundRobin"),
+    ("inter-dimension-scheduling", "Themis", "themis"),
+    ("scheduling-policy", "lifo", "LIFO"),
+    ("collective-optimization", "localbwaware", "localBWAware"),
+])
+def test_a_spelling_astra_sim_stops_on_is_refused_in_10_text(key: str, value: str,
+                                                            spelled: str) -> None:
+    # Sys::parse_var / post_process_inputs compare exact strings: ASTRA-sim 1.0 exits.
+    from topologies.astra import parse_system
+    from topologies.errors import InputError
+
+    with pytest.raises(InputError, match=f"write {spelled}") as err:
+        parse_system(f"{key}: {value}\n", "s.txt")
+    assert str(err.value).startswith(f"s.txt: {key} = '{value}': ASTRA-sim 1.0 stops")
+    parse_system(f"{key}: {spelled}\n", "s.txt")  # its own spelling is read
+    parse_system(f'{{"{key}": "{value}"}}', "s.json")  # a 2.x JSON file stays lenient

@@ -116,6 +116,36 @@ def _astra10_integer(value: str, key: str, file: str) -> None:
                          f"{int(read.group())}: write the integer itself", key, text, file)
 
 
+#: The values ASTRA-sim 1.0 accepts, exactly (``Sys::parse_var`` and
+#: ``post_process_inputs`` compare strings; any other spelling stops it).
+ASTRA10_SPELLINGS: dict[str, tuple[str, ...]] = {
+    "inter-dimension-scheduling": ("baseline", "ascending", "themis", "offlineGreedy",
+                                   "roundRobin"),
+    "intra-dimension-scheduling": ("FIFO", "SCF", "smallestFirst"),
+    "scheduling-policy": ("LIFO", "FIFO"),
+    "collective-optimization": ("baseline", "localBWAware"),
+}
+
+
+def _astra10_spelling(value: str, key: str, file: str) -> None:
+    """Refuse a 1.0 text value ASTRA-sim 1.0 would stop on (``fifo``, ``round-robin``)."""
+    text = value.strip()
+    allowed = ASTRA10_SPELLINGS[key]
+    if text in allowed:
+        return
+    same = [a for a in allowed if a.lower() == text.lower()]
+    if not same:
+        from topologies.system import INTER_ALIASES, INTRA_ALIASES
+
+        aliases = {"inter-dimension-scheduling": INTER_ALIASES,
+                   "intra-dimension-scheduling": INTRA_ALIASES}.get(key, {})
+        meant = aliases.get(text.lower())
+        same = [a for a in allowed if meant is not None and aliases.get(a.lower()) == meant]
+    if same:
+        raise InputError(f"ASTRA-sim 1.0 stops on this spelling (it reads only "
+                         f"{', '.join(allowed)}): write {same[0]}", key, text, file)
+
+
 def _float_setting(value: Any, key: str, file: str) -> float:
     if isinstance(value, str):
         text = value.strip()
@@ -229,7 +259,9 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     ``collective-optimization`` (``baseline`` | ``localBWAware``),
     ``boost-mode`` (0/1), ``inter-dimension-scheduling`` and
     ``intra-dimension-scheduling`` (the aliases of
-    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case;
+    :data:`~topologies.system.INTER_ALIASES` / ``INTRA_ALIASES``, any case in
+    2.x JSON; 1.0 text must spell them, ``scheduling-policy`` and
+    ``collective-optimization`` as ASTRA-sim 1.0 does, :data:`ASTRA10_SPELLINGS`;
     ASTRA-sim's ``offlineGreedyFlex`` / ``themisFlex``, ``RG`` and
     ``lessRemainingPhaseFirst`` are refused: not modelled);
     for training runs ``scheduling-policy`` (LIFO | FIFO) and
@@ -261,6 +293,9 @@ def parse_system(text: str, file: str = "", fmt: str | None = None) -> SystemCon
     for key, value in items:
         if fmt == "text" and key in integer_keys:
             _astra10_integer(value, key, file)
+        if fmt == "text" and key in ASTRA10_SPELLINGS and isinstance(value, str) \
+                and not unmodelled_scheduling(value, key.startswith("inter")):
+            _astra10_spelling(value, key, file)
         if key == "preferred-dataset-splits":
             fields["chunks"] = _int_setting(value, key, file, 1)
         elif key == "active-chunks-per-dimension":
