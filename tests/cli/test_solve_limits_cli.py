@@ -41,3 +41,25 @@ def test_the_text_says_which_limit_stopped_the_search(capsys) -> None:
     row = next(line for line in capsys.readouterr().out.splitlines()
                if line.startswith("stopped by"))
     assert "deterministic time (0.2)" in row or "finished" in row
+
+
+def test_improves_cpsat_phase_has_no_default_wall_limit(monkeypatch) -> None:
+    # themis improve's deterministic CP-SAT budget is not cut by a wall-clock default.
+    import importlib
+
+    from solvers.improve import improve
+    from themis.instance import Instance
+    from topologies.presets import resolve_network
+
+    solve_module = importlib.import_module("solvers.solve")  # the module, not the function
+    seen = []
+    real = solve_module.solve
+
+    def spy(instance, solver, params=None, bounds=None, hint=None):
+        seen.append(params.time_limit_s)
+        return real(instance, solver, params, bounds=bounds, hint=hint)
+
+    monkeypatch.setattr(solve_module, "solve", spy)
+    inst = Instance(resolve_network("small-3d"), 64 << 20, 6)
+    improve(inst, evaluations=20, cpsat_dtime_s=0.1)
+    assert seen and all(t >= NO_WALL_LIMIT_S for t in seen)
