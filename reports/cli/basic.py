@@ -96,7 +96,8 @@ def cmd_presets(args: argparse.Namespace) -> int:
     print("system files (--system):")
     print(format_table(
         ["name", "chunks", "inter", "intra", "all-reduce"],
-        [[name, s["chunks"] or "-", s["inter"] or "-", s["intra"] or "-",
+        [[name, s["chunks"] or "-", s["inter"] or "baseline (omitted)",
+          s["intra"] or "fifo (omitted)",
           "_".join(s["all_reduce_implementation"] or []) or "-"]
          for name, s in ((n, _system_summary(c)) for n, c in systems)]))
     return 0
