@@ -200,3 +200,15 @@ def test_a_spelling_astra_sim_stops_on_is_refused_in_10_text(key: str, value: st
     assert str(err.value).startswith(f"s.txt: {key} = '{value}': ASTRA-sim 1.0 stops")
     parse_system(f"{key}: {spelled}\n", "s.txt")  # its own spelling is read
     parse_system(f'{{"{key}": "{value}"}}', "s.json")  # a 2.x JSON file stays lenient
+
+
+def test_a_key_without_a_space_after_its_colon_is_refused_in_10_text() -> None:
+    # ASTRA-sim 1.0 reads whitespace-separated tokens: `endpoint-delay:10` is one token,
+    # an unknown variable to it.
+    from topologies.astra import parse_system
+    from topologies.errors import InputError
+
+    with pytest.raises(InputError, match="needs a space after the colon") as err:
+        parse_system("preferred-dataset-splits: 4\nendpoint-delay:10\n", "s.txt")
+    assert str(err.value).startswith("s.txt: endpoint-delay = '10':") and "line 2" in str(err.value)
+    assert parse_system("endpoint-delay:\t10\n", "s.txt").endpoint_delay_ns == 10

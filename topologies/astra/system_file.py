@@ -227,6 +227,12 @@ def _parse_system_text(text: str, file: str) -> list[tuple[str, str]]:
         if key in seen:
             raise InputError(f"duplicate key (line {n}; first given on line {seen[key]})",
                              key, value.strip(), file)
+        if value.strip() and not value[:1].isspace():
+            # ASTRA-sim 1.0 reads whitespace-separated tokens: `key:value` is one
+            # token, an unknown variable to it (it exits).
+            raise InputError(f"ASTRA-sim 1.0 needs a space after the colon (line {n}; it "
+                             f"reads `{key}:{value.strip()}` as one unknown key): write "
+                             f"`{key}: {value.strip()}`", key, value.strip(), file)
         seen[key] = n
         items.append((key, value.strip()))
     return items
