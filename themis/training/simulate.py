@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from themis.timing import make_timing
@@ -128,8 +129,17 @@ class CollectiveShapes:
         return KINDS[ctype], size, sizes, mask, dims, prio
 
 
+def expected_collectives(wl: Workload, passes: int) -> int:
+    """About how many collectives a run issues: one per layer phase with a type, per pass
+    (a progress estimate; recomputed layers and skipped dimensions make it inexact)."""
+    per_pass = sum(t is not CommType.NONE for layer in wl.layers
+                   for t in (layer.fwd_type, layer.ig_type, layer.wg_type))
+    return max(1, per_pass * passes)
+
+
 def simulate_training(workload: Workload, network: Network,
-                      config: TrainingConfig | None = None, bound: bool = True
+                      config: TrainingConfig | None = None, bound: bool = True,
+                      progress: Callable[[int, int, int], None] | None = None
                       ) -> TrainingResult:
     """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
 
@@ -139,6 +149,9 @@ def simulate_training(workload: Workload, network: Network,
     Raises :class:`~topologies.errors.InputError` for inputs ASTRA-sim
     cannot run (an ALLREDUCEALLTOALL collective, a collective smaller than
     the chunk count, a non-direct all-to-all under ``astra-sim-1.0``...).
+    ``progress(issued, ended, total)``, if given, is called as each collective
+    is issued and as each ends (``total`` is :func:`expected_collectives`,
+    raised to the issued count).
     """
     t0 = time.perf_counter()
     cfg = config or TrainingConfig()
@@ -153,6 +166,14 @@ def simulate_training(workload: Workload, network: Network,
                                                   cfg.boost_mode, astra)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
     shapes = CollectiveShapes(wl, lnet, b, cfg)
+    expected = expected_collectives(wl, cfg.passes)
+    ended = [0]
+
+    def done(run: Run, rec: CollectiveRecord, i: int, phase: Phase, t: float) -> None:
+        run.collective_done(rec, i, phase, t)
+        if progress is not None:
+            ended[0] += 1
+            progress(run.injected, ended[0], max(expected, run.injected))
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
@@ -165,8 +186,9 @@ def simulate_training(workload: Workload, network: Network,
         plans = planner.plans(kind, routes)
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
                                chunks=len(sizes), priority=prio)
-        engine.issue(kind, sizes, plans, prio,
-                     lambda cid, t: run.collective_done(rec, i, phase, t))
+        engine.issue(kind, sizes, plans, prio, lambda cid, t: done(run, rec, i, phase, t))
+        if progress is not None:
+            progress(len(engine.pending), ended[0], max(expected, len(engine.pending)))
         return rec
 
     run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)

@@ -1,0 +1,52 @@
+"""Training at scale: progress of long runs, limits and refusals (issue 14 §4)."""
+
+from __future__ import annotations
+
+import io
+
+from reports.cli.train import LongRunProgress
+from themis.training import TrainingConfig, simulate_training
+from themis.training.simulate import expected_collectives
+from topologies.presets import resolve_network
+from topologies.workload import load_workload
+
+
+def test_progress_counts_every_collective_issued_and_ended() -> None:
+    wl = load_workload("vgg16")
+    calls: list[tuple[int, int, int]] = []
+    res = simulate_training(wl, resolve_network("tpu"), TrainingConfig(policy="themis"),
+                            progress=lambda *c: calls.append(c))
+    n = len(res.collectives)
+    assert n == expected_collectives(wl, 1) == 16  # vgg16: one wg all-reduce per layer
+    assert len(calls) == 2 * n
+    assert [c[0] for c in calls if c[1] == 0][-1] == n
+    assert calls[-1] == (n, n, n)
+    assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(calls, calls[1:], strict=False))
+
+
+def test_plain_progress_lines_only_once_a_run_is_long() -> None:
+    quiet = io.StringIO()
+    p = LongRunProgress("train x", "collectives", stream=quiet, tty=False)
+    for i in range(100):
+        p(i, 0, 100)
+    p.close()
+    assert quiet.getvalue() == ""  # a short run prints nothing
+    out = io.StringIO()
+    p = LongRunProgress("train x", "collectives", stream=out, tty=False, plain_after_s=0,
+                        plain_every_s=0)
+    p(50, 0, 100)
+    p(100, 50, 100)
+    p.close()
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("themis: train x: 25% (50 issued, 0 ended of 100 collectives)")
+    assert lines[1].startswith("themis: train x: 75% (100 issued, 50 ended of 100")
+    assert all("ETA" in line for line in lines)
+
+
+def test_terminal_bar_is_cleared_at_the_end() -> None:
+    out = io.StringIO()
+    p = LongRunProgress("train x", "collectives", stream=out, tty=True, after_s=0)
+    p(3, 1, 4)
+    assert "50%" in out.getvalue()
+    p.close()
+    assert p._bar is None
