@@ -19,6 +19,12 @@ from topologies.errors import InputError
 
 #: ``simulate``'s chunk count without --chunks and without a system file's value.
 SIMULATE_CHUNKS = 64
+#: ``simulate`` refuses a run of more stages than this unless ``--no-limit`` is given.
+MAX_STAGES = 2_000_000
+#: Measured cost of one simulated stage (peak memory, CPU time; bench_simulator.py's
+#: machine class), for the estimate printed with the refusal.
+BYTES_PER_STAGE = 320
+SECONDS_PER_STAGE = 3e-6
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
@@ -54,6 +60,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
+    p.add_argument("--no-limit", action="store_true",
+                   help=f"run even past {MAX_STAGES:,} stages (chunks x stages per chunk), "
+                        f"which are refused by default: each stage takes about "
+                        f"{BYTES_PER_STAGE} bytes of memory and {SECONDS_PER_STAGE * 1e6:g} us")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -70,6 +80,22 @@ def below_ideal_note(utilization: float, timing: str = "astra-sim-1.0") -> str:
             f"{100 * utilization:.0f}%): the astra-sim-1.0 timing, like ASTRA-sim 1.0's "
             "analytical backend, is congestion-free: direct on a Ring sends to every peer "
             "at once, each message at the full link bandwidth")
+
+
+def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: object,
+                      file: str = "") -> None:
+    """Refuse (one line) a run of more than :data:`MAX_STAGES` stages, with its cost;
+    ``field`` = ``value`` is what the user wrote (flag or system-file key)."""
+    stages = chunks * stages_per_chunk
+    if stages <= MAX_STAGES:
+        return
+    from reports.sweep.progress import format_duration
+
+    gib = stages * BYTES_PER_STAGE / 2**30
+    raise InputError(
+        f"{stages:,} stages ({chunks:,} chunks x {stages_per_chunk}) would take about "
+        f"{gib:,.1f} GiB of memory and {format_duration(stages * SECONDS_PER_STAGE)}; "
+        f"the limit is {MAX_STAGES:,} stages (--no-limit runs it anyway)", field, value, file)
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -153,6 +179,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if k < 1:
         raise InputError("must be at least 1", "--active-chunks", k)
     collective = Collective(args.collective, inputs.size_bytes, inputs.chunks)
+    if not args.no_limit:
+        per_chunk = len(inputs.network.active_dims) * (2 if args.collective == "all-reduce" else 1)
+        from_flag = args.chunks is not None
+        check_stage_count(collective.chunk_count, max(per_chunk, 1),
+                          "--chunks" if from_flag else "preferred-dataset-splits", inputs.chunks,
+                          "" if from_flag else system.source)
     algorithms = inputs.algorithms(args.collective)
     t0 = time.perf_counter()
     if args.timing == "astra-sim-1.0":

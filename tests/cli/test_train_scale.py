@@ -50,3 +50,24 @@ def test_terminal_bar_is_cleared_at_the_end() -> None:
     assert "50%" in out.getvalue()
     p.close()
     assert p._bar is None
+
+
+def test_simulate_refuses_a_huge_chunk_count_before_running(capsys, tmp_path,
+                                                           monkeypatch) -> None:
+    from reports.cli import basic, main
+
+    chunks = 10_000_000
+    assert main(["simulate", "tpu", "--chunks", str(chunks)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"themis: error: --chunks = {chunks}: ")
+    assert "40,000,004 stages" in err[0] and "GiB of memory" in err[0]
+    assert "--no-limit" in err[0]
+    system = tmp_path / "big.txt"
+    system.write_text(f"preferred-dataset-splits: {chunks}\n")
+    assert main(["simulate", "tpu", "--system", str(system)]) == 2
+    assert f"big.txt: preferred-dataset-splits = {chunks}: " in capsys.readouterr().err
+    monkeypatch.setattr(basic, "MAX_STAGES", 100)
+    # tpu is 2-D: an all-reduce chunk has 4 stages, a reduce-scatter chunk 2
+    assert main(["simulate", "tpu", "--chunks", "32"]) == 2
+    assert main(["simulate", "tpu", "--chunks", "32", "--collective", "reduce-scatter"]) == 0
+    assert main(["simulate", "tpu", "--chunks", "32", "--no-limit"]) == 0
