@@ -158,7 +158,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(f"must be at least {low}", flag, value)
     for flag, value in (("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale)):
-        if value is not None and not value > 0:
+        if value is not None and not 0 < value < float("inf"):
             raise InputError("must be a positive number", flag, value)
     if args.timing == "astra-sim-2":
         raise InputError("training iterations are not modelled under the astra-sim-2 timing "
@@ -184,6 +184,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     overrides.setdefault("policy", system.inter or DEFAULT_POLICY)
     config = TrainingConfig.from_system(system, **overrides)
+    from themis.training.simulate import check_scales
+
+    check_scales(workload, config, "--comm-scale", "--compute-scale")
     progress = LongRunProgress(f"train {workload.name}", "collectives")
     try:
         result = simulate_training(workload, network, config, progress=progress)

@@ -71,3 +71,37 @@ def test_simulate_refuses_a_huge_chunk_count_before_running(capsys, tmp_path,
     assert main(["simulate", "tpu", "--chunks", "32"]) == 2
     assert main(["simulate", "tpu", "--chunks", "32", "--collective", "reduce-scatter"]) == 0
     assert main(["simulate", "tpu", "--chunks", "32", "--no-limit"]) == 0
+
+
+def one_error(capsys, *argv: str) -> str:
+    from reports.cli import main
+
+    assert main(list(argv)) == 2
+    cap = capsys.readouterr()
+    lines = cap.err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in cap.err, cap.err
+    return lines[0]
+
+
+def test_train_refuses_scales_past_float32_and_the_limits(capsys) -> None:
+    err = one_error(capsys, "train", "vgg16", "tpu", "--comm-scale", "1e40")
+    assert err.startswith("themis: error: --comm-scale = 1e+40: ") and "float32" in err
+    err = one_error(capsys, "train", "vgg16", "tpu", "--compute-scale", "1e40")
+    assert err.startswith("themis: error: --compute-scale = 1e+40: ")
+    # 3584 bytes x 1e12 is 3.6 PB: past 1 PiB under either timing
+    err = one_error(capsys, "train", "vgg16", "tpu", "--comm-scale", "1e12", "--timing",
+                    "alpha-beta")
+    assert "vgg16.txt: layer 0 (block1_conv1) wg_size 3584 x 1e+12" in err
+    for bad in ("inf", "nan", "0", "-1"):
+        assert "must be a positive number" in one_error(capsys, "train", "vgg16", "tpu",
+                                                        "--comm-scale", bad)
+
+
+def test_workload_values_beyond_the_limits_are_refused(capsys, tmp_path) -> None:
+    for col, value in ((10, "1" + "0" * 40), (4, str(2 * 2**50)), (2, str(10**13))):
+        toks = ["l0", "-1", "5", "NONE", "0", "5", "NONE", "0", "5", "ALLREDUCE", "4096", "1"]
+        toks[col] = value
+        path = tmp_path / "w.txt"
+        path.write_text("DATA\n1\n" + "\t".join(toks) + "\n")
+        err = one_error(capsys, "train", str(path), "tpu")
+        assert "w.txt:3: l0 " in err and f"= '{value}': more than" in err

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -56,6 +57,40 @@ class _Timings(dict):
         tm = make_timing(cfg.timing, self.network, algos, cfg.endpoint_delay_ns)
         self[kind] = tm
         return tm
+
+
+#: The largest float32 (ASTRA-sim 1.0 keeps the scales and scaled values as C floats).
+FLOAT32_MAX = 3.4028234663852886e38
+_SIZES = ("fwd_size_bytes", "ig_size_bytes", "wg_size_bytes")
+_COMPUTES = ("fwd_compute_ns", "ig_compute_ns", "wg_compute_ns")
+
+
+def check_scales(wl: Workload, cfg: TrainingConfig, comm_field: str = "comm_scale",
+                 compute_field: str = "compute_scale") -> None:
+    """Refuse scales whose products leave the accepted ranges (sizes up to 1 PiB,
+    compute up to 1e12 ns) or ASTRA-sim's float32, naming the scale's field (the
+    CLI passes its flags), its value and the first layer value it takes too far."""
+    from topologies.units import MAX_LATENCY_NS, MAX_SIZE_BYTES
+
+    exact = cfg.timing == ASTRA
+    for field, scale, cols, limit, what in (
+            (comm_field, cfg.comm_scale, _SIZES, MAX_SIZE_BYTES, "1 PiB"),
+            (compute_field, cfg.compute_scale, _COMPUTES, MAX_LATENCY_NS,
+             f"{MAX_LATENCY_NS:g} ns")):
+        if not (math.isfinite(scale) and scale > 0):
+            raise InputError("must be a positive number", field, scale)
+        if exact and scale > FLOAT32_MAX:
+            raise InputError(f"more than ASTRA-sim 1.0's float32 holds ({FLOAT32_MAX:.4g})",
+                             field, scale)
+        for i, layer in enumerate(wl.layers):
+            for col in cols:
+                value = getattr(layer, col)
+                if value * scale > limit:
+                    name = col.rsplit("_", 1)[0]
+                    raise InputError(
+                        f"{wl.file or wl.name}: layer {i} ({layer.name}) {name} {value} "
+                        f"x {scale:g} = {value * scale:.4g} is more than {what}, the largest "
+                        "accepted", field, scale)
 
 
 def scale_workload(wl: Workload, cfg: TrainingConfig) -> Workload:
@@ -158,6 +193,7 @@ def simulate_training(workload: Workload, network: Network,
     astra = cfg.timing == ASTRA
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
     lnet, b, split = logical_network(network, group)
+    check_scales(workload, cfg)
     wl = scale_workload(workload, cfg)
     timings = _Timings(cfg, lnet, split)
     shared = cfg.active_chunks > 1 and make_timing(
