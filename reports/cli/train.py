@@ -262,12 +262,22 @@ def _print_text(workload, network, config, result, baseline) -> None:
     print("(columns that are 0 for every layer are left out)")
 
 
+def _names(text: str | None, flag: str) -> list[str] | None:
+    """A comma-separated list of names (``None`` when the flag is not given)."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise InputError("names nothing (give comma-separated names)", flag, text)
+    return names
+
+
 def cmd_train_report(args: argparse.Namespace) -> int:
     """``themis train-report [--out DIR] [--workloads A,B] [--networks A,B]``."""
     from topologies.workload import load_workload
 
-    workloads = [w for w in (args.workloads or "").split(",") if w] or None
-    networks = [n for n in (args.networks or "").split(",") if n] or None
+    workloads = _names(args.workloads, "--workloads")
+    networks = _names(args.networks, "--networks")
     for name in workloads or ():
         load_workload(name)
     for name in networks or ():
@@ -279,7 +289,12 @@ def cmd_train_report(args: argparse.Namespace) -> int:
         command += f" --workloads {args.workloads}"
     if args.networks:
         command += f" --networks {args.networks}"
-    wall_s = write_report(args.out, workloads, networks or NETWORKS, command)
+    progress = LongRunProgress("train-report", "runs")
+    try:
+        wall_s = write_report(args.out, workloads, networks or NETWORKS, command,
+                              progress=progress)
+    finally:
+        progress.close()
     print(f"wrote {args.out}/README.md, results.csv, speedups.png, timeline.png "
           f"in {wall_s:.1f} s")
     return 0

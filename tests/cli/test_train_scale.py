@@ -105,3 +105,59 @@ def test_workload_values_beyond_the_limits_are_refused(capsys, tmp_path) -> None
         path.write_text("DATA\n1\n" + "\t".join(toks) + "\n")
         err = one_error(capsys, "train", str(path), "tpu")
         assert "w.txt:3: l0 " in err and f"= '{value}': more than" in err
+
+
+def _no_runs(*args, **kwargs):
+    raise AssertionError("the simulations started")
+
+
+def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> None:
+    import fcntl
+    import os
+
+    import reports.training as training
+
+    monkeypatch.setattr(training, "run_cases", _no_runs)
+    for flag, text in (("--workloads", ",,"), ("--networks", " , ")):
+        err = one_error(capsys, "train-report", "--out", str(tmp_path / "a"), flag, text)
+        assert err == f"themis: error: {flag} = {text!r}: names nothing (give comma-separated " \
+                      "names)"
+    assert not (tmp_path / "a").exists()
+    # another report holds the folder
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    fd = os.open(busy, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        err = one_error(capsys, "train-report", "--out", str(busy))
+    finally:
+        os.close(fd)
+    assert f"--out = '{busy}': another train-report is writing into this folder" in err
+    assert list(busy.iterdir()) == []
+    # a folder nobody may write into (sysfs refuses new files even to root)
+    try:
+        os.close(os.open("/sys/kernel/.themis-test", os.O_CREAT | os.O_WRONLY))
+        os.unlink("/sys/kernel/.themis-test")
+        return  # pragma: no cover - a machine where even sysfs is writable
+    except OSError:
+        pass
+    err = one_error(capsys, "train-report", "--out", "/sys/kernel")
+    assert err.startswith("themis: error: /sys/kernel: ") and "cannot write" in err
+
+
+def test_train_report_interrupted_leaves_no_empty_folder(capsys, tmp_path,
+                                                         monkeypatch) -> None:
+    import reports.training as training
+    from reports.cli import main
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(training, "run_cases", interrupted)
+    out = tmp_path / "new"
+    assert main(["train-report", "--out", str(out), "--workloads", "vgg16"]) == 130
+    assert not out.exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    assert main(["train-report", "--out", str(kept), "--workloads", "vgg16"]) == 130
+    assert kept.is_dir()  # the user's own folder stays
