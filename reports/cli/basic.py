@@ -13,6 +13,8 @@ from reports.cli.common import (
     check_output,
     int_arg,
     resolve_inputs,
+    source_key,
+    user_keys,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
@@ -152,12 +154,6 @@ def cmd_network(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``themis simulate``."""
-    import dataclasses
-
-    from themis.collective import Collective
-    from themis.disciplines import canonical_intra
-    from themis.policies import make_policy
-    from themis.simulator import simulate
     from themis.timing import timing_names
 
     check_output(args.schedule_out, "--schedule-out")
@@ -167,8 +163,29 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing not in timing_names():
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
                          "--timing", args.timing)
-    if args.timing == "astra-sim-2":
-        return _simulate_astra2(args, inputs)
+    keys = {
+        "policy": source_key(args.policy, "--policy", "inter-dimension-scheduling",
+                             system.source if system.inter else ""),
+        "intra": source_key(args.intra, "--intra", "intra-dimension-scheduling",
+                            system.source if system.intra else ""),
+        **inputs.keys,
+    }
+    keys["route"] = keys["policy"]
+    with user_keys(keys):
+        if args.timing == "astra-sim-2":
+            return _simulate_astra2(args, inputs)
+        return _simulate(args, inputs, system, keys)
+
+
+def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
+    """``simulate`` once its inputs are read (errors name the user's keys)."""
+    import dataclasses
+
+    from themis.collective import Collective
+    from themis.disciplines import canonical_intra
+    from themis.policies import make_policy
+    from themis.simulator import simulate
+
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
     # A policy that chooses its discipline (portfolio) does so unless one is given.
@@ -181,10 +198,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     collective = Collective(args.collective, inputs.size_bytes, inputs.chunks)
     if not args.no_limit:
         per_chunk = len(inputs.network.active_dims) * (2 if args.collective == "all-reduce" else 1)
-        from_flag = args.chunks is not None
-        check_stage_count(collective.chunk_count, max(per_chunk, 1),
-                          "--chunks" if from_flag else "preferred-dataset-splits", inputs.chunks,
-                          "" if from_flag else system.source)
+        field, file = inputs.chunks_key
+        check_stage_count(collective.chunk_count, max(per_chunk, 1), field, inputs.chunks, file)
     algorithms = inputs.algorithms(args.collective)
     t0 = time.perf_counter()
     if args.timing == "astra-sim-1.0":

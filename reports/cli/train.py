@@ -22,6 +22,8 @@ from reports.cli.common import (
     int_arg,
     load_network,
     load_system,
+    source_key,
+    user_keys,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
@@ -180,6 +182,29 @@ def cmd_train(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload)
     network = load_network(args.network)
     system = load_system(args.system)
+    from topologies.astra.algorithms import validate_system
+
+    validate_system(network, system)
+    src = system.source
+    keys = {
+        "policy": source_key(args.policy, "--policy", "inter-dimension-scheduling",
+                             src if system.inter else ""),
+        "intra": source_key(args.intra, "--intra", "intra-dimension-scheduling",
+                            src if system.intra else ""),
+        "chunks": source_key(args.chunks, "--chunks", "preferred-dataset-splits",
+                             src if system.chunks is not None else ""),
+        "timing": ("--timing", ""),
+        "all-to-all-implementation": ("all-to-all-implementation", src),
+        "scheduling-policy": ("scheduling-policy", src),
+    }
+    keys["route"] = keys["policy"]
+    with user_keys(keys):
+        return _train(args, overrides, workload, network, system)
+
+
+def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, network,
+           system) -> int:
+    """``train`` once its inputs are read (errors name the user's keys)."""
     from themis.training import TrainingConfig, simulate_training
 
     overrides.setdefault("policy", system.inter or DEFAULT_POLICY)

@@ -147,20 +147,23 @@ class CollectiveShapes:
         if ctype is CommType.NONE:
             return None
         if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError(f"{wl.file or wl.name}: layer {i} ({layer.name}) issues "
-                             "an ALLREDUCEALLTOALL collective, which ASTRA-sim 1.0 aborts on",
-                             f"{phase}_type", str(ctype))
+            raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
+                             f"layer {i} ({layer.name}) {phase}_type", str(ctype),
+                             wl.file or wl.name)
         mask = self._masks.get((i, phase))
         if mask is None:
-            mask = self._masks[(i, phase)] = dimension_mask(wl, i, phase, self.lnet.ndims,
-                                                             self.b)
+            try:
+                mask = dimension_mask(wl, i, phase, self.lnet.ndims, self.b)
+            except InputError as err:
+                raise err.in_file(wl.file or wl.name) from None
+            self._masks[(i, phase)] = mask
         prio = run.priority(highest)
         dims = involved(self.lnet, mask)
         if not dims:
             return None
         size = getattr(layer, f"{phase}_size_bytes")
         sizes = chunk_sizes(size, self.cfg.chunks, self.astra,
-                            f"layer {i} ({layer.name}) {phase}")
+                            f"{wl.file or wl.name}: layer {i} ({layer.name}) {phase}")
         return KINDS[ctype], size, sizes, mask, dims, prio
 
 
@@ -192,7 +195,10 @@ def simulate_training(workload: Workload, network: Network,
     cfg = config or TrainingConfig()
     astra = cfg.timing == ASTRA
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
-    lnet, b, split = logical_network(network, group)
+    try:
+        lnet, b, split = logical_network(network, group)
+    except InputError as err:
+        raise err.in_file(workload.file or workload.name) from None
     check_scales(workload, cfg)
     wl = scale_workload(workload, cfg)
     timings = _Timings(cfg, lnet, split)
