@@ -14,7 +14,8 @@ import csv
 import io
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import mean
@@ -90,8 +91,11 @@ def available_policies() -> list[tuple[str, str, str]]:
 
 
 def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = NETWORKS,
-              policies: Sequence[tuple[str, str, str]] | None = None) -> tuple[list[Row], dict]:
-    """Simulate every case; the rows and the results keyed by (workload, network, policy)."""
+              policies: Sequence[tuple[str, str, str]] | None = None,
+              progress: Callable[[int, int], None] | None = None) -> tuple[list[Row], dict]:
+    """Simulate every case; the rows and the results keyed by (workload, network, policy).
+
+    ``progress(done, total)``, if given, is called after each run."""
     from themis.training import TrainingConfig, simulate_training
     from topologies.astra import parse_system
     from topologies.presets import resolve_network
@@ -102,6 +106,7 @@ def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = 
     workloads = list(workloads or family_of)
     system = parse_system(SYSTEM_TEXT, "training-report-system.txt")
     rows, results = [], {}
+    total = len(workloads) * len(networks) * len(policies)
     for wname in workloads:
         workload = load_workload(wname)
         for nname in networks:
@@ -117,6 +122,8 @@ def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = 
                 rows.append(Row(family_of.get(wname, ""), wname, nname, network.npus, label,
                                 res.end_ns, res.compute_ns, res.exposed_comm_ns, bound,
                                 base_end / res.end_ns, base_end / bound))
+                if progress is not None:
+                    progress(len(rows), total)
     return rows, results
 
 
@@ -297,17 +304,68 @@ def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str
     return f"{wname} on {nname}", f"{slow} (top) and {fast} (bottom)"
 
 
+@contextmanager
+def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
+    """The output folder ``out``, checked and locked for one writer, before any run.
+
+    Created if missing (one level), it must be writable (a file is created and
+    removed in it), and it is locked (``flock`` on the folder itself, released
+    when the process ends, even by ``kill -9``): a second report into the same
+    folder is refused instead of racing the first. A folder this call created
+    is removed again if the run stops (an error, Ctrl-C) while it is still empty.
+    """
+    import fcntl
+    import os
+    import tempfile
+
+    from topologies.errors import InputError
+    from topologies.files import output_error
+
+    existed = Path(out).is_dir()
+    folder = make_output_dir(out, field)
+    fd = -1
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError("another train-report is writing into this folder (wait for it "
+                             "or choose another --out)", field, str(out)) from None
+        try:
+            probe, name = tempfile.mkstemp(dir=folder, prefix=".write-test.")
+            os.close(probe)
+            os.unlink(name)
+        except OSError as err:
+            raise output_error(err, folder, field) from None
+        yield folder
+    except BaseException:
+        if not existed and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def write_report(out: str | Path, workloads: Sequence[str] | None = None,
                  networks: Sequence[str] = NETWORKS, command: str = "",
-                 policies: Sequence[tuple[str, str, str]] | None = None) -> float:
+                 policies: Sequence[tuple[str, str, str]] | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> float:
     """Run every case and write the report to ``out``; returns the wall time in s.
 
     ``policies`` (default :func:`available_policies`) are (label, policy, intra),
-    the first being the baseline.
+    the first being the baseline. The folder is checked and locked first
+    (:func:`report_folder`); ``progress(done, total)`` is called after each run.
     """
     t0 = time.perf_counter()
-    out = make_output_dir(out, "--out")
-    rows, results = run_cases(workloads, networks, policies)
+    with report_folder(out, "--out") as folder:
+        return _write(folder, t0, workloads, networks, command, policies, progress)
+
+
+def _write(out: Path, t0: float, workloads: Sequence[str] | None, networks: Sequence[str],
+           command: str, policies: Sequence[tuple[str, str, str]] | None,
+           progress: Callable[[int, int], None] | None) -> float:
+    rows, results = run_cases(workloads, networks, policies, progress)
     case, pair = write_plots(out, rows, results)
     atomic_write(out / "results.csv", rows_csv(rows))
     wall_s = time.perf_counter() - t0

@@ -42,6 +42,7 @@ from importlib import resources
 from pathlib import Path
 
 from topologies.errors import InputError
+from topologies.units import MAX_LATENCY_NS, MAX_SIZE_BYTES
 
 __all__ = [
     "CommType",
@@ -166,13 +167,16 @@ class _Tokens:
         return _integer(tok, what, self.where(), minimum)
 
 
-def _integer(tok: str, what: str, where: str, minimum: int = 0) -> int:
+def _integer(tok: str, what: str, where: str, minimum: int = 0,
+             maximum: tuple[int | float, str] | None = None) -> int:
     if not _INT.fullmatch(tok):
         raise InputError("not an integer", what, tok, where)
     value = int(tok)
     if value < minimum:
         reason = "negative" if value < 0 and minimum == 0 else f"must be >= {minimum}"
         raise InputError(reason, what, tok, where)
+    if maximum is not None and value > maximum[0]:
+        raise InputError(f"more than {maximum[1]}, the largest accepted", what, tok, where)
     return value
 
 
@@ -202,7 +206,9 @@ def _layer(toks: list[str], customized: bool, where: str) -> Layer:
     vals = dict(zip(_COLUMNS, toks[1:], strict=False))
 
     def num(col: str, minimum: int = 0) -> int:
-        return _integer(vals[col], f"{name} {col}", where, minimum)
+        limit = (MAX_SIZE_BYTES, "1 PiB") if col.endswith("_size") else \
+            (MAX_LATENCY_NS, f"{MAX_LATENCY_NS:g} ns")
+        return _integer(vals[col], f"{name} {col}", where, minimum, limit)
 
     def typ(col: str) -> CommType:
         return _comm_type(vals[col], f"{name} {col}", where)

@@ -14,12 +14,20 @@ from reports.cli.common import (
     defaults_note,
     int_arg,
     resolve_inputs,
+    source_key,
+    user_keys,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
 #: ``simulate``'s chunk count without --chunks and without a system file's value.
 SIMULATE_CHUNKS = 64
+#: ``simulate`` refuses a run of more stages than this unless ``--no-limit`` is given.
+MAX_STAGES = 2_000_000
+#: Measured cost of one simulated stage (peak memory, CPU time; bench_simulator.py's
+#: machine class), for the estimate printed with the refusal.
+BYTES_PER_STAGE = 320
+SECONDS_PER_STAGE = 3e-6
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
@@ -58,6 +66,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
+    p.add_argument("--no-limit", action="store_true",
+                   help=f"run even past {MAX_STAGES:,} stages (chunks x stages per chunk), "
+                        f"which are refused by default: each stage takes about "
+                        f"{BYTES_PER_STAGE} bytes of memory and {SECONDS_PER_STAGE * 1e6:g} us")
     p.set_defaults(func=cmd_simulate)
 
 
@@ -74,6 +86,22 @@ def below_ideal_note(utilization: float, timing: str = "astra-sim-1.0") -> str:
             f"{100 * utilization:.0f}%): the astra-sim-1.0 timing, like ASTRA-sim 1.0's "
             "analytical backend, is congestion-free: direct on a Ring sends to every peer "
             "at once, each message at the full link bandwidth")
+
+
+def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: object,
+                      file: str = "") -> None:
+    """Refuse (one line) a run of more than :data:`MAX_STAGES` stages, with its cost;
+    ``field`` = ``value`` is what the user wrote (flag or system-file key)."""
+    stages = chunks * stages_per_chunk
+    if stages <= MAX_STAGES:
+        return
+    from reports.sweep.progress import format_duration
+
+    gib = stages * BYTES_PER_STAGE / 2**30
+    raise InputError(
+        f"{stages:,} stages ({chunks:,} chunks x {stages_per_chunk}) would take about "
+        f"{gib:,.1f} GiB of memory and {format_duration(stages * SECONDS_PER_STAGE)}; "
+        f"the limit is {MAX_STAGES:,} stages (--no-limit runs it anyway)", field, value, file)
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
@@ -131,12 +159,6 @@ def cmd_network(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``themis simulate``."""
-    import dataclasses
-
-    from themis.collective import Collective
-    from themis.disciplines import canonical_intra
-    from themis.policies import make_policy
-    from themis.simulator import simulate
     from themis.timing import timing_names
 
     check_output(args.schedule_out, "--schedule-out")
@@ -146,8 +168,29 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.timing not in timing_names():
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
                          "--timing", args.timing)
-    if args.timing == "astra-sim-2":
-        return _simulate_astra2(args, inputs)
+    keys = {
+        "policy": source_key(args.policy, "--policy", "inter-dimension-scheduling",
+                             system.source if system.inter else ""),
+        "intra": source_key(args.intra, "--intra", "intra-dimension-scheduling",
+                            system.source if system.intra else ""),
+        **inputs.keys,
+    }
+    keys["route"] = keys["policy"]
+    with user_keys(keys):
+        if args.timing == "astra-sim-2":
+            return _simulate_astra2(args, inputs)
+        return _simulate(args, inputs, system, keys)
+
+
+def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
+    """``simulate`` once its inputs are read (errors name the user's keys)."""
+    import dataclasses
+
+    from themis.collective import Collective
+    from themis.disciplines import canonical_intra
+    from themis.policies import make_policy
+    from themis.simulator import simulate
+
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
     # A policy that chooses its discipline (portfolio) does so unless one is given
@@ -162,6 +205,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if k < 1:
         raise InputError("must be at least 1", "--active-chunks", k)
     collective = Collective(args.collective, inputs.size_bytes, inputs.chunks)
+    if not args.no_limit:
+        per_chunk = len(inputs.network.active_dims) * (2 if args.collective == "all-reduce" else 1)
+        field, file = inputs.chunks_key
+        check_stage_count(collective.chunk_count, max(per_chunk, 1), field, inputs.chunks, file)
     algorithms = inputs.algorithms(args.collective)
     t0 = time.perf_counter()
     if args.timing == "astra-sim-1.0":

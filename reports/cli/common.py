@@ -12,6 +12,8 @@ Without ``--system`` each command's own defaults apply (its ``--help`` says them
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from topologies.errors import InputError
@@ -59,6 +61,34 @@ class RegistryHelpFormatter(argparse.HelpFormatter):
             if "{training_networks}" in text:
                 text = text.replace("{training_networks}", _training_networks())
         return text
+
+
+@contextmanager
+def user_keys(keys: dict[str, tuple]) -> Iterator[None]:
+    """Name the user's own key in errors raised under an internal one.
+
+    ``keys`` maps an internal field (``policy``, ``intra``, ``chunks``...) to
+    the (key, file) the value came from: a flag (``--policy``, no file) or a
+    system-file key and its file, optionally with the value as the user gave
+    it (``(key, file, value)``). Errors that already name a file pass as they are.
+    """
+    try:
+        yield
+    except InputError as err:
+        if not err.file and err.field in keys:
+            err.field, err.file, *value = keys[err.field]
+            if value:
+                err.value = value[0]
+            err.args = (err.message,)
+        raise
+
+
+def source_key(flag_value: object, flag: str, key: str, file: str) -> tuple[str, str]:
+    """``(flag, "")`` when the flag was given, else the system file's ``(key, file)``
+    (a value from neither is a default, reported under the flag)."""
+    if flag_value is not None or not file:
+        return flag, ""
+    return key, file
 
 
 def add_network_args(p: argparse.ArgumentParser, system: bool = True) -> None:
@@ -197,12 +227,20 @@ class Inputs:
         return resolve_algorithms(self.network, algos, f"{collective}-implementation",
                                   self.system.source)
 
+    chunks_key: tuple[str, str] = ("--chunks", "")
+
+    @property
+    def keys(self) -> dict[str, tuple]:
+        """For :func:`user_keys`: where the chunk count came from, and its value."""
+        return {"chunks": (*self.chunks_key, self.chunks)}
+
     def instance(self):
         """The :class:`themis.instance.Instance` (all-reduce, alpha-beta, k = 1)."""
         from themis.instance import Instance
 
-        return Instance(self.network, self.size_bytes, self.chunks, self.endpoint_delay_ns,
-                        self.algorithms("all-reduce"))
+        with user_keys(self.keys):
+            return Instance(self.network, self.size_bytes, self.chunks, self.endpoint_delay_ns,
+                            self.algorithms("all-reduce"))
 
 
 def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNKS) -> Inputs:
@@ -223,4 +261,6 @@ def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNK
         where = "" if args.endpoint_delay is not None else system.source
         raise InputError(f"endpoint delay must be 0 to {MAX_LATENCY_NS:g} ns", flag, delay,
                          where)
-    return Inputs(network, system, size, chunks, float(delay))
+    chunks_key = source_key(args.chunks, "--chunks", "preferred-dataset-splits",
+                            system.source if system.chunks is not None else "")
+    return Inputs(network, system, size, chunks, float(delay), chunks_key)

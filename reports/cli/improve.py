@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from reports.cli.common import add_instance_args, float_arg, int_arg, resolve_inputs
+from reports.cli.common import (
+    GANTT_HELP,
+    add_instance_args,
+    check_output,
+    float_arg,
+    int_arg,
+    resolve_inputs,
+    user_keys,
+)
 from reports.cli.solve import print_result_table
 from reports.formatting import print_json
 from topologies.errors import InputError
@@ -31,7 +39,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "(default 1e-4)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
-    p.add_argument("--gantt", metavar="FILE.png", help="draw the schedule as a Gantt chart")
+    p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
     p.set_defaults(func=cmd_improve)
 
 
@@ -42,20 +50,27 @@ def cmd_improve(args: argparse.Namespace) -> int:
                          args.time_limit)
     if args.evaluations is not None and args.evaluations < 0:
         raise InputError("must be at least 0", "--evaluations", args.evaluations)
-    if args.cpsat_dtime is not None and not args.cpsat_dtime >= 0:
-        raise InputError("must be at least 0", "--cpsat-dtime", args.cpsat_dtime)
+    if args.cpsat_dtime is not None and not 0 <= args.cpsat_dtime < float("inf"):
+        raise InputError("must be a finite number >= 0", "--cpsat-dtime", args.cpsat_dtime)
+    if not 0 <= args.target_gap < 1:
+        raise InputError("must be a relative gap in [0, 1)", "--target-gap", args.target_gap)
+    check_output(args.schedule_out, "--schedule-out")
+    check_output(args.gantt, "--gantt", figure=True)
     evaluations = args.evaluations
     if evaluations is None:
         evaluations = 10**9 if args.time_limit is not None else DEFAULT_EVALUATIONS
     dtime = args.cpsat_dtime
     if dtime is None:
         dtime = None if args.time_limit is not None else 0.0
-    instance = resolve_inputs(args).instance()
+    inputs = resolve_inputs(args)
+    instance = inputs.instance()
 
     from solvers.improve import improve
 
-    result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
-                     time_limit_s=args.time_limit, seed=args.seed, target_gap=args.target_gap)
+    with user_keys(inputs.keys):
+        result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
+                         time_limit_s=args.time_limit, seed=args.seed,
+                         target_gap=args.target_gap)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:

@@ -16,6 +16,7 @@ from reports.cli.common import (
     float_arg,
     int_arg,
     resolve_inputs,
+    user_keys,
     wall_limit_s,
 )
 from reports.formatting import format_table, print_json
@@ -122,15 +123,18 @@ def cmd_solve(args: argparse.Namespace) -> int:
         raise InputError("must be at least 1", "--threads", args.threads)
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
+    check_output(args.solver_log, "--solver-log")
     _check_work_limits(args)
-    instance = resolve_inputs(args).instance()
+    inputs = resolve_inputs(args)
+    instance = inputs.instance()
 
     from solvers import SolverParams, solve
 
     params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
                           threads=args.threads, deterministic_time_s=args.deterministic_time,
                           node_limit=args.node_limit, seed=args.seed)
-    result = solve(instance, args.solver, params)
+    with user_keys(inputs.keys):
+        result = solve(instance, args.solver, params)
     if args.solver_log and result.solver_log is not None:
         from topologies.files import atomic_write
 

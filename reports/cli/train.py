@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-from typing import Any
+import sys
+import time
+from typing import IO, Any
 
 from reports.cli.common import (
     add_network_args,
@@ -21,6 +23,8 @@ from reports.cli.common import (
     int_arg,
     load_network,
     load_system,
+    source_key,
+    user_keys,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
@@ -86,6 +90,80 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.set_defaults(func=cmd_train_report)
 
 
+class LongRunProgress:
+    """Progress of a long run on stderr, called as ``progress(done, total)``
+    (or, for a training run, ``progress(issued, ended, total)``: issues and ends
+    count half each, as a run issues its collectives, then drains them).
+
+    On a terminal, a :mod:`rich` bar (as the sweeps show) appears once the run
+    has taken ``after_s`` and is cleared at the end; otherwise, once the run has
+    taken ``plain_after_s``, one plain line every ``plain_every_s`` (logs stay
+    readable). Short runs print nothing.
+    """
+
+    def __init__(self, label: str, unit: str, stream: IO[str] | None = None,
+                 tty: bool | None = None, after_s: float = 1.0, plain_after_s: float = 10.0,
+                 plain_every_s: float = 10.0) -> None:
+        self.label, self.unit = label, unit
+        self.stream = stream or sys.stderr
+        try:
+            self.tty = self.stream.isatty() if tty is None else tty
+        except (AttributeError, ValueError):
+            self.tty = False
+        self.t0 = time.perf_counter()
+        self._next = self.t0 + (after_s if self.tty else plain_after_s)
+        self._every = 0.2 if self.tty else plain_every_s
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, *counts: int) -> None:
+        now = time.perf_counter()
+        if now < self._next:
+            return
+        self._next = now + self._every
+        if len(counts) == 3:
+            issued, ended, total = counts
+            done, total = issued + ended, 2 * total
+            what = f"{issued} issued, {ended} ended of {total // 2} {self.unit}"
+        else:
+            done, total = counts
+            what = f"{done}/{total} {self.unit}"
+        from reports.sweep.progress import format_duration
+
+        elapsed = now - self.t0
+        left = "-" if not done else format_duration(elapsed / done * max(total - done, 0))
+        if not self.tty:
+            self.stream.write(f"themis: {self.label}: {100 * done / max(total, 1):.0f}% "
+                              f"({what}), {format_duration(elapsed)}, ETA {left}\n")
+            self.stream.flush()
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeRemainingColumn,
+            )
+
+            self._bar = Progress(TextColumn(self.label), BarColumn(),
+                                 TaskProgressColumn(), TextColumn("{task.description}"),
+                                 TimeRemainingColumn(),
+                                 console=Console(file=self.stream, force_terminal=True),
+                                 auto_refresh=False, transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task("", total=total)
+        self._bar.update(self._task, completed=done, total=total, description=what)
+        self._bar.refresh()
+
+    def close(self) -> None:
+        """Clear the bar, if one is shown."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     checks = [("--passes", args.passes, 1), ("--chunks", args.chunks, 1)]
     for flag, value, low in checks:
@@ -93,7 +171,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             raise InputError(f"must be at least {low}", flag, value)
     for flag, value in (("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale)):
-        if value is not None and not value > 0:
+        if value is not None and not 0 < value < float("inf"):
             raise InputError("must be a positive number", flag, value)
     if args.timing == "astra-sim-2":
         raise InputError("training iterations are not modelled under the astra-sim-2 timing "
@@ -115,14 +193,50 @@ def cmd_train(args: argparse.Namespace) -> int:
     workload = load_workload(args.workload)
     network = load_network(args.network)
     system = load_system(args.system)
+    from topologies.astra.algorithms import validate_system
+
+    validate_system(network, system)
+    src = system.source
+    keys = {
+        "policy": source_key(args.policy, "--policy", "inter-dimension-scheduling",
+                             src if system.inter else ""),
+        "intra": source_key(args.intra, "--intra", "intra-dimension-scheduling",
+                            src if system.intra else ""),
+        "chunks": source_key(args.chunks, "--chunks", "preferred-dataset-splits",
+                             src if system.chunks is not None else ""),
+        "timing": ("--timing", ""),
+        "all-to-all-implementation": ("all-to-all-implementation", src),
+        "scheduling-policy": ("scheduling-policy", src),
+    }
+    keys["route"] = keys["policy"]
+    with user_keys(keys):
+        return _train(args, overrides, workload, network, system)
+
+
+def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, network,
+           system) -> int:
+    """``train`` once its inputs are read (errors name the user's keys)."""
     from themis.training import TrainingConfig, simulate_training
 
     overrides.setdefault("policy", system.inter or DEFAULT_POLICY)
     config = TrainingConfig.from_system(system, **overrides)
-    result = simulate_training(workload, network, config)
+    from themis.training.simulate import check_scales
+
+    check_scales(workload, config, "--comm-scale", "--compute-scale")
+    progress = LongRunProgress(f"train {workload.name}", "collectives")
+    try:
+        result = simulate_training(workload, network, config, progress=progress)
+    finally:
+        progress.close()
     baseline = None
     if args.compare:
-        baseline = simulate_training(workload, network, dataclasses.replace(config, **BASELINE))
+        progress = LongRunProgress(f"train {workload.name} (baseline)", "collectives")
+        try:
+            baseline = simulate_training(workload, network,
+                                         dataclasses.replace(config, **BASELINE),
+                                         progress=progress)
+        finally:
+            progress.close()
     if args.timeline:
         from reports.training_plots import plot_training_timeline
 
@@ -186,12 +300,22 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
     print("(columns that are 0 for every layer are left out)")
 
 
+def _names(text: str | None, flag: str) -> list[str] | None:
+    """A comma-separated list of names (``None`` when the flag is not given)."""
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise InputError("names nothing (give comma-separated names)", flag, text)
+    return names
+
+
 def cmd_train_report(args: argparse.Namespace) -> int:
     """``themis train-report [--out DIR] [--workloads A,B] [--networks A,B]``."""
     from topologies.workload import load_workload
 
-    workloads = [w for w in (args.workloads or "").split(",") if w] or None
-    networks = [n for n in (args.networks or "").split(",") if n] or None
+    workloads = _names(args.workloads, "--workloads")
+    networks = _names(args.networks, "--networks")
     for name in workloads or ():
         load_workload(name)
     for name in networks or ():
@@ -203,7 +327,12 @@ def cmd_train_report(args: argparse.Namespace) -> int:
         command += f" --workloads {args.workloads}"
     if args.networks:
         command += f" --networks {args.networks}"
-    wall_s = write_report(args.out, workloads, networks or NETWORKS, command)
+    progress = LongRunProgress("train-report", "runs")
+    try:
+        wall_s = write_report(args.out, workloads, networks or NETWORKS, command,
+                              progress=progress)
+    finally:
+        progress.close()
     print(f"wrote {args.out}/README.md, results.csv, speedups.png, timeline.png "
           f"in {wall_s:.1f} s")
     return 0

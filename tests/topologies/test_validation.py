@@ -215,7 +215,7 @@ def test_halving_doubling_on_six_npus(tmp_path: Path) -> None:
 def test_validate_algorithms() -> None:
     network = _six_npu_network()
     assert validate_algorithms(network, ["oneRing", "direct"], "f", "x") == ("ring", "direct")
-    with pytest.raises(InputError, match=r"f: x = 'ring': 1 algorithms for a network of 2"):
+    with pytest.raises(InputError, match=r"f: x = 'ring': 1 algorithm for a network of 2"):
         validate_algorithms(network, ["ring"], "f", "x")
     with pytest.raises(InputError, match=r"f: x\[0\] = 'foo': unknown algorithm"):
         validate_algorithms(network, ["foo", "ring"], "f", "x")

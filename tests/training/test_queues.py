@@ -87,3 +87,23 @@ def test_mixed_paths_by_hand() -> None:
         prio.append(p)
         q.push(len(prio) - 1)
     assert [q.pop() for _ in range(5)] == [3, 2, 1, 0, None]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.floats(0.0, 100.0, allow_nan=False), min_size=1, max_size=4),
+                min_size=1, max_size=12), st.integers(1, 4))
+def test_lrw_keys_grown_by_chunks_equal_keys_read_again(chunks, every) -> None:
+    """The training engine adds whole chunks as collectives are issued: LRW's keys,
+    extended chunk by chunk, are the keys read from the whole table."""
+    from themis.disciplines.lrw import Lrw
+
+    table = StageTable()
+    keys = Lrw.keys(table)
+    for i, durations in enumerate(chunks):
+        n = len(durations)
+        table.dim.extend([0] * n)
+        table.duration_ns.extend(durations)
+        table.last.extend([False] * (n - 1) + [True])
+        if i % every == 0:
+            keys = Lrw.grown_keys(table, keys)
+            assert keys == Lrw.keys(table)

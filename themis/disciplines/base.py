@@ -70,6 +70,13 @@ class PriorityDiscipline:
         raise NotImplementedError
 
     @classmethod
+    def grown_keys(cls, table: StageTable, keys: Sequence[float]) -> Sequence[float]:
+        """The keys of every stage of ``table``, which grew since ``keys`` were read
+        (by whole chunks). By default all are read again; a subclass whose keys are
+        costly (LRW) extends ``keys`` instead, so a growing table costs O(new stages)."""
+        return cls.keys(table)
+
+    @classmethod
     def shifted_ranks(cls, table: StageTable) -> list[int]:
         """Per stage, the rank of its key among the table's distinct keys, shifted
         above the tie and stage-id fields of an int heap entry (see the class)."""
@@ -84,7 +91,7 @@ class PriorityDiscipline:
         """Queue ``sid`` under its key."""
         keys = self._keys
         if sid >= len(keys):
-            keys = self._keys = self.keys(self._table)
+            keys = self._keys = self.grown_keys(self._table, keys)
         self._seq += 1
         heapq.heappush(self.heap, (keys[sid], -self._seq if self.newest_first else self._seq,
                                    sid))

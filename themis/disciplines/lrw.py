@@ -42,3 +42,20 @@ class Lrw(PriorityDiscipline):
     def keys(cls, table: StageTable) -> Sequence[float]:
         """Minus the remaining work (the smallest key starts first)."""
         return [-r for r in remaining_work_ns(table)]
+
+    @classmethod
+    def grown_keys(cls, table: StageTable, keys: Sequence[float]) -> Sequence[float]:
+        """``keys`` (a list :meth:`keys` made) extended by the stages added since: a
+        stage's remaining work depends on its own chunk only, and chunks are added whole."""
+        start = len(keys)
+        if not isinstance(keys, list) or (start and not table.last[start - 1]):
+            return cls.keys(table)
+        tail = []
+        after = 0.0
+        for sid in range(len(table) - 1, start - 1, -1):
+            if table.last[sid]:
+                after = 0.0
+            after += table.duration_ns[sid]
+            tail.append(-after)
+        keys.extend(reversed(tail))
+        return keys

@@ -35,7 +35,8 @@ class FixedRoute:
         else:
             parsed = tuple(tuple(r) for r in routes)  # type: ignore[union-attr]
         if not parsed:
-            raise InputError("the fixed policy needs a route", "route", routes)
+            raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
+                             "fixed")
         object.__setattr__(self, "routes_", parsed)
         object.__setattr__(self, "name", "fixed")
 

@@ -65,6 +65,9 @@ class Planner:
                     raise InputError(f"a route must be a permutation of the (logical) "
                                      f"dimensions {want}", "policy", ",".join(map(str, r)))
             self.name = "fixed"
+        if self.name == "fixed" and not self.fixed:
+            raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
+                             "fixed")
         if self.name in (RUNNING, "fixed"):
             self.policy = None
         elif astra and self.name in _ASTRA_VARIANTS:

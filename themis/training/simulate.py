@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from themis.timing import make_timing
@@ -55,6 +57,40 @@ class _Timings(dict):
         tm = make_timing(cfg.timing, self.network, algos, cfg.endpoint_delay_ns)
         self[kind] = tm
         return tm
+
+
+#: The largest float32 (ASTRA-sim 1.0 keeps the scales and scaled values as C floats).
+FLOAT32_MAX = 3.4028234663852886e38
+_SIZES = ("fwd_size_bytes", "ig_size_bytes", "wg_size_bytes")
+_COMPUTES = ("fwd_compute_ns", "ig_compute_ns", "wg_compute_ns")
+
+
+def check_scales(wl: Workload, cfg: TrainingConfig, comm_field: str = "comm_scale",
+                 compute_field: str = "compute_scale") -> None:
+    """Refuse scales whose products leave the accepted ranges (sizes up to 1 PiB,
+    compute up to 1e12 ns) or ASTRA-sim's float32, naming the scale's field (the
+    CLI passes its flags), its value and the first layer value it takes too far."""
+    from topologies.units import MAX_LATENCY_NS, MAX_SIZE_BYTES
+
+    exact = cfg.timing == ASTRA
+    for field, scale, cols, limit, what in (
+            (comm_field, cfg.comm_scale, _SIZES, MAX_SIZE_BYTES, "1 PiB"),
+            (compute_field, cfg.compute_scale, _COMPUTES, MAX_LATENCY_NS,
+             f"{MAX_LATENCY_NS:g} ns")):
+        if not (math.isfinite(scale) and scale > 0):
+            raise InputError("must be a positive number", field, scale)
+        if exact and scale > FLOAT32_MAX:
+            raise InputError(f"more than ASTRA-sim 1.0's float32 holds ({FLOAT32_MAX:.4g})",
+                             field, scale)
+        for i, layer in enumerate(wl.layers):
+            for col in cols:
+                value = getattr(layer, col)
+                if value * scale > limit:
+                    name = col.rsplit("_", 1)[0]
+                    raise InputError(
+                        f"{wl.file or wl.name}: layer {i} ({layer.name}) {name} {value} "
+                        f"x {scale:g} = {value * scale:.4g} is more than {what}, the largest "
+                        "accepted", field, scale)
 
 
 def scale_workload(wl: Workload, cfg: TrainingConfig) -> Workload:
@@ -111,25 +147,37 @@ class CollectiveShapes:
         if ctype is CommType.NONE:
             return None
         if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError(f"{wl.file or wl.name}: layer {i} ({layer.name}) issues "
-                             "an ALLREDUCEALLTOALL collective, which ASTRA-sim 1.0 aborts on",
-                             f"{phase}_type", str(ctype))
+            raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
+                             f"layer {i} ({layer.name}) {phase}_type", str(ctype),
+                             wl.file or wl.name)
         mask = self._masks.get((i, phase))
         if mask is None:
-            mask = self._masks[(i, phase)] = dimension_mask(wl, i, phase, self.lnet.ndims,
-                                                             self.b)
+            try:
+                mask = dimension_mask(wl, i, phase, self.lnet.ndims, self.b)
+            except InputError as err:
+                raise err.in_file(wl.file or wl.name) from None
+            self._masks[(i, phase)] = mask
         prio = run.priority(highest)
         dims = involved(self.lnet, mask)
         if not dims:
             return None
         size = getattr(layer, f"{phase}_size_bytes")
         sizes = chunk_sizes(size, self.cfg.chunks, self.astra,
-                            f"layer {i} ({layer.name}) {phase}")
+                            f"{wl.file or wl.name}: layer {i} ({layer.name}) {phase}")
         return KINDS[ctype], size, sizes, mask, dims, prio
 
 
+def expected_collectives(wl: Workload, passes: int) -> int:
+    """About how many collectives a run issues: one per layer phase with a type, per pass
+    (a progress estimate; recomputed layers and skipped dimensions make it inexact)."""
+    per_pass = sum(t is not CommType.NONE for layer in wl.layers
+                   for t in (layer.fwd_type, layer.ig_type, layer.wg_type))
+    return max(1, per_pass * passes)
+
+
 def simulate_training(workload: Workload, network: Network,
-                      config: TrainingConfig | None = None, bound: bool = True
+                      config: TrainingConfig | None = None, bound: bool = True,
+                      progress: Callable[[int, int, int], None] | None = None
                       ) -> TrainingResult:
     """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
 
@@ -139,12 +187,19 @@ def simulate_training(workload: Workload, network: Network,
     Raises :class:`~topologies.errors.InputError` for inputs ASTRA-sim
     cannot run (an ALLREDUCEALLTOALL collective, a collective smaller than
     the chunk count, a non-direct all-to-all under ``astra-sim-1.0``...).
+    ``progress(issued, ended, total)``, if given, is called as each collective
+    is issued and as each ends (``total`` is :func:`expected_collectives`,
+    raised to the issued count).
     """
     t0 = time.perf_counter()
     cfg = config or TrainingConfig()
     astra = cfg.timing == ASTRA
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
-    lnet, b, split = logical_network(network, group)
+    try:
+        lnet, b, split = logical_network(network, group)
+    except InputError as err:
+        raise err.in_file(workload.file or workload.name) from None
+    check_scales(workload, cfg)
     wl = scale_workload(workload, cfg)
     timings = _Timings(cfg, lnet, split)
     shared = cfg.active_chunks > 1 and make_timing(
@@ -153,6 +208,14 @@ def simulate_training(workload: Workload, network: Network,
                                                   cfg.boost_mode, astra)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
     shapes = CollectiveShapes(wl, lnet, b, cfg)
+    expected = expected_collectives(wl, cfg.passes)
+    ended = [0]
+
+    def done(run: Run, rec: CollectiveRecord, i: int, phase: Phase, t: float) -> None:
+        run.collective_done(rec, i, phase, t)
+        if progress is not None:
+            ended[0] += 1
+            progress(run.injected, ended[0], max(expected, run.injected))
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
@@ -165,8 +228,9 @@ def simulate_training(workload: Workload, network: Network,
         plans = planner.plans(kind, routes)
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
                                chunks=len(sizes), priority=prio)
-        engine.issue(kind, sizes, plans, prio,
-                     lambda cid, t: run.collective_done(rec, i, phase, t))
+        engine.issue(kind, sizes, plans, prio, lambda cid, t: done(run, rec, i, phase, t))
+        if progress is not None:
+            progress(len(engine.pending), ended[0], max(expected, len(engine.pending)))
         return rec
 
     run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)

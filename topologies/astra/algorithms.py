@@ -27,11 +27,14 @@ def validate_algorithms(
     """
     names = list(algorithms)
     if len(names) != network.ndims:
+        n, nd = len(names), network.ndims
+        # as the user wrote it: a JSON list in a 2.x (JSON) file, `_`-joined text in 1.0
+        shown: object = names if file.lower().endswith(".json") else "_".join(map(str, names))
         raise InputError(
-            f"{len(names)} algorithms for a network of {network.ndims} dimensions "
-            "(give one per dimension)",
+            f"{n} algorithm{'s' if n != 1 else ''} for a network of {nd} "
+            f"dimension{'s' if nd != 1 else ''} (give one per dimension)",
             field,
-            "_".join(str(n) for n in names),
+            shown,
             file,
         )
     result = []

@@ -182,8 +182,8 @@ def parse_network_json(text: str, file: str = "") -> Network:
         lat = latency(link_lat[i], f"link-latency[{i}]", file)
         if p > 1 and kind == "Ring" and n_links < 2:
             raise InputError(
-                "a Ring needs at least 2 links (ASTRA-sim 1.0 gives one message "
-                "links - links mod 2 of them)",
+                "a Ring needs at least 2 links (ASTRA-sim 1.0 sends a Ring's messages "
+                "over its links in pairs, one link per direction: 1 link sends nothing)",
                 f"links-count[{i}]",
                 links[i],
                 file,
