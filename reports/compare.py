@@ -11,7 +11,7 @@ lower bound), exactly as ``themis report`` scores a sweep.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from reports.methods import (
@@ -21,12 +21,13 @@ from reports.methods import (
     canonical_intra,
     canonical_policy,
     canonical_solver,
+    canonical_timing,
     check_method,
     method_grid,
     run_method,
 )
-from reports.records import AgOrder, Kind, MethodResult
-from reports.scoring import Reference, score
+from reports.records import DEFAULT_TIMING, AgOrder, Kind, MethodResult
+from reports.scoring import Reference, score, timing_references
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.instance import Instance
@@ -38,7 +39,11 @@ class Comparison:
 
     ``rows``: the policy and solver results; ``bounds``: the bound results (one
     per AG variant); ``references``: per variant, the best makespan, the best
-    valid lower bound and whether the best is proven optimal.
+    valid lower bound and whether the best is proven optimal (alpha-beta, the
+    model the solvers and bounds are of); ``timings``: the timing models the
+    policies ran under; ``timing_references``: per timing other than
+    alpha-beta, its best policy makespan (the rows of that timing are scored
+    against it, without a bound).
     """
 
     instance: Instance
@@ -46,6 +51,8 @@ class Comparison:
     rows: list[MethodResult]
     bounds: list[MethodResult]
     references: dict[AgOrder, Reference]
+    timings: tuple[str, ...] = (DEFAULT_TIMING,)
+    timing_references: dict[str, Reference] = field(default_factory=dict)
 
     @property
     def reference(self) -> Reference:
@@ -84,6 +91,9 @@ class Comparison:
             "references": {str(v): {"best_ns": r.best_ns, "lower_bound_ns": r.lower_bound_ns,
                                     "best_proven": r.proven}
                            for v, r in self.references.items()},
+            "timings": list(self.timings),
+            "timing_references": {t: {"best_ns": r.best_ns}
+                                  for t, r in self.timing_references.items()},
             "instance": self.instance.to_dict(),
             "rows": [r.to_dict() for r in self.rows],
             "bounds": [{"ag_order": str(b.ag_order), "lower_bound_ns": b.lower_bound_ns,
@@ -101,13 +111,16 @@ def compare(
     ag_order: str = AgOrder.REVERSE,
     threads: int | None = None,
     solver_params: Mapping[str, Any] | None = None,
+    timings: Sequence[str] = (DEFAULT_TIMING,),
 ) -> Comparison:
-    """Run every policy x discipline, every solver and the bounds on ``instance``.
+    """Run every policy x discipline x timing, every solver and the bounds on ``instance``.
 
     The solvers get the bounds and the policies' schedules computed here (their
-    default hints, not simulated twice). Policies always use reverse AG orders;
-    the solvers solve the ``ag_order``
-    variant (``solvers=None``: every registered solver, :func:`solvers.backend_names`). Every
+    default hints, not simulated twice). Policies always use reverse AG orders
+    and are simulated with each of ``timings`` (registered timing models);
+    solvers and bounds are of the alpha-beta model; the solvers solve the
+    ``ag_order`` variant (``solvers=None``: every registered solver,
+    :func:`solvers.backend_names`). Every
     row is scored against its own variant (see :mod:`reports.scoring`). A
     solver that raises gives a row with status ``error`` (and the message)
     rather than stopping the comparison; a name or route that is not valid is
@@ -123,8 +136,9 @@ def compare(
     intra = [canonical_intra(q, "intra") for q in intra]
     solvers = [canonical_solver(s, "solvers") for s in solvers]
     variant = canonical_ag_order(ag_order, "ag_order")
+    timings = tuple(dict.fromkeys(canonical_timing(t, "timing") for t in timings))
     methods = method_grid(policies, intra, solvers, [variant], time_limit_s, threads,
-                          solver_params)
+                          solver_params, timings=timings)
     for m in methods:
         check_method(instance, m)
     results: list[MethodResult] = []
@@ -140,7 +154,8 @@ def compare(
     refs = score(results)
     refs.setdefault(variant, refs[AgOrder.REVERSE])
     return Comparison(instance, variant, [r for r in results if r.kind != Kind.BOUND],
-                      [r for r in results if r.kind == Kind.BOUND], refs)
+                      [r for r in results if r.kind == Kind.BOUND], refs, timings,
+                      timing_references(results))
 
 
 def format_comparison(comp: Comparison) -> str:
@@ -153,10 +168,12 @@ def format_comparison(comp: Comparison) -> str:
     def us(x: float | None) -> str:
         return "-" if x is None else f"{x / 1e3:,.3f} us"
 
-    rows = [[r.name, "-" if r.makespan_ns is None else r.makespan_ns / 1e3, str(r.status),
+    timed = comp.timings != (DEFAULT_TIMING,)
+    rows = [[r.name, *([r.timing] if timed else []),
+             "-" if r.makespan_ns is None else r.makespan_ns / 1e3, str(r.status),
              pct(r.gap), pct(r.gap_bound), f"{r.runtime_s or 0:.3f}"] for r in comp.rows]
-    table = format_table(["method", "makespan (us)", "status", "gap", "gap bound",
-                          "runtime (s)"], rows)
+    table = format_table(["method", *(["timing"] if timed else []), "makespan (us)", "status",
+                          "gap", "gap bound", "runtime (s)"], rows)
     head = f"{comp.instance.label()} ({comp.instance.network.describe()}), " \
            f"AG order {comp.ag_order}"
     lines = [head, table]
@@ -164,7 +181,10 @@ def format_comparison(comp: Comparison) -> str:
         proven = "proven optimal" if ref.proven else "not proven optimal"
         which = f"{v} variant: " if len(comp.references) > 1 else ""
         lines.append(f"{which}best {us(ref.best_ns)} ({proven}); lower bound "
-                     f"{us(ref.lower_bound_ns)}")
+                     f"{us(ref.lower_bound_ns)}" + (" (alpha-beta)" if timed else ""))
+    for t, ref in comp.timing_references.items():
+        lines.append(f"{t}: best policy {us(ref.best_ns)} (its rows' gaps are to it; the "
+                     "solvers and bounds are of the alpha-beta model)")
     lines += [f"{r.name}: {r.error}" for r in comp.rows if r.error]
     return "\n".join(lines)
 

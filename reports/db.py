@@ -36,6 +36,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("kind", "TEXT NOT NULL"),      # policy | solver | bound
     ("policy", "TEXT"),
     ("intra", "TEXT"),
+    ("timing", "TEXT"),             # the timing model of a policy row (NULL: alpha-beta)
     ("ag_order", "TEXT NOT NULL"),  # reverse | free
     ("status", "TEXT NOT NULL"),    # simulated | optimal | feasible | unknown | bound | error
     ("error", "TEXT"),

@@ -1,8 +1,9 @@
 """One way to run a method on an instance: :class:`Method` and :func:`run_method`.
 
-A method is a policy under an intra-dimension discipline (simulated, alpha-beta,
-k = 1), an exact solver for one AG variant, or the lower bounds LB0-LB3 of one
-AG variant. ``themis compare`` and ``themis sweep`` both build methods here and
+A method is a policy under an intra-dimension discipline (simulated, k = 1,
+alpha-beta or any registered timing model), an exact solver for one AG variant,
+or the lower bounds LB0-LB3 of one AG variant (solvers and bounds are of the
+alpha-beta model they solve). ``themis compare`` and ``themis sweep`` both build methods here and
 run them with :func:`run_method`, which returns the one result record
 :class:`reports.records.MethodResult`.
 
@@ -24,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from reports.records import AgOrder, Kind, MethodResult, Status
+from reports.records import DEFAULT_TIMING, AgOrder, Kind, MethodResult, Status
 from topologies.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -147,6 +148,26 @@ def canonical_solver(value: object, field_name: str, file: str = "") -> str:
     return key
 
 
+def canonical_timing(value: object, field_name: str, file: str = "") -> str:
+    """A registered timing model's name (:func:`themis.timing.timing_names`)."""
+    from themis.timing import timing_names
+
+    names = timing_names()
+    key = value.strip().lower() if isinstance(value, str) else None
+    if key not in names:
+        raise InputError(f"unknown timing model (expected one of {', '.join(names)})",
+                         field_name, value, file)
+    return key
+
+
+def timing_intras(timing: str) -> tuple[str, ...] | None:
+    """The disciplines policies run with under ``timing`` (``None``: every one)."""
+    from themis.astra_run import ASTRA_INTRAS
+    from themis.timing.astra10 import NAME
+
+    return ASTRA_INTRAS if timing == NAME else None
+
+
 def canonical_ag_order(value: object, field_name: str, file: str = "") -> AgOrder:
     """``reverse`` or ``free``."""
     key = value.strip().lower() if isinstance(value, str) else None
@@ -157,11 +178,13 @@ def canonical_ag_order(value: object, field_name: str, file: str = "") -> AgOrde
 
 
 _CANONICAL = {"policy": canonical_policy, "intra": canonical_intra,
-              "solver": canonical_solver, "ag_order": canonical_ag_order}
+              "solver": canonical_solver, "ag_order": canonical_ag_order,
+              "timing": canonical_timing}
 
 
 def canonical_name(value: object, kind: str, field_name: str, file: str = "") -> str:
-    """The canonical ``policy`` / ``intra`` / ``solver`` / ``ag_order`` name of ``value``."""
+    """The canonical ``policy`` / ``intra`` / ``solver`` / ``ag_order`` / ``timing`` name
+    of ``value``."""
     return _CANONICAL[kind](value, field_name, file)
 
 
@@ -221,7 +244,8 @@ class Method:
     """What to run on an instance. Build with :meth:`policy`, :meth:`solver`, :meth:`bound`.
 
     ``solver_params``: canonical JSON of the solver's parameters (passed to
-    :func:`solvers.solve`), e.g. a deterministic CP-SAT budget.
+    :func:`solvers.solve`), e.g. a deterministic CP-SAT budget. ``timing``: the
+    timing model a policy is simulated with (solvers and bounds: alpha-beta).
     """
 
     kind: Kind
@@ -231,11 +255,13 @@ class Method:
     time_limit_s: float | None = None
     threads: int | None = None
     solver_params: str | None = None
+    timing: str = DEFAULT_TIMING
 
     @classmethod
-    def policy(cls, policy: str, intra: str) -> Method:
-        """A policy under a discipline (canonical names), reverse AG orders."""
-        return cls(Kind.POLICY, policy, intra)
+    def policy(cls, policy: str, intra: str, timing: str = DEFAULT_TIMING) -> Method:
+        """A policy under a discipline (canonical names), reverse AG orders, simulated
+        with the ``timing`` model."""
+        return cls(Kind.POLICY, policy, intra, timing=timing)
 
     @classmethod
     def solver(cls, solver: str, ag_order: str = AgOrder.REVERSE,
@@ -252,8 +278,13 @@ class Method:
 
     @property
     def label(self) -> str:
-        """The method column: ``themis/scf``, ``2,0,1/fifo``, ``cpsat``, ``bound``."""
-        return f"{self.name}/{self.intra}" if self.kind == Kind.POLICY else self.name
+        """The method column: ``themis/scf``, ``2,0,1/fifo``, ``cpsat``, ``bound``;
+        a policy under another timing than alpha-beta names it:
+        ``themis/scf@astra-sim-1.0`` (so alpha-beta tasks keep their keys)."""
+        if self.kind != Kind.POLICY:
+            return self.name
+        at = f"@{self.timing}" if self.timing != DEFAULT_TIMING else ""
+        return f"{self.name}/{self.intra}{at}"
 
     @property
     def display(self) -> str:
@@ -272,6 +303,7 @@ class Method:
         return MethodResult(
             method=self.label, kind=self.kind, status=status, ag_order=self.ag_order,
             policy=self.name if self.kind == Kind.POLICY else None, intra=self.intra,
+            timing=self.timing,
             time_limit_s=self.time_limit_s, threads=self.threads,
             solver_params=self.solver_params, **values)
 
@@ -280,17 +312,19 @@ def method_grid(policies: Sequence[str], intras: Sequence[str], solvers: Sequenc
                 ag_orders: Sequence[str] = (AgOrder.REVERSE,), time_limit_s: float | None = None,
                 threads: int | None = None,
                 solver_params: Mapping[str, Any] | None = None,
-                improve_params: Mapping[str, Any] | None = None) -> list[Method]:
+                improve_params: Mapping[str, Any] | None = None,
+                timings: Sequence[str] = (DEFAULT_TIMING,)) -> list[Method]:
     """The methods of one instance (canonical names), in the order they are shown.
 
     The bounds of every AG variant a result is scored for (reverse, the
     policies' variant, and each of ``ag_orders``), each policy under each
-    discipline, each solver for each AG variant; ``improve`` (a solver name
-    here) runs once, for reverse AG orders, with ``improve_params``.
+    discipline and each of ``timings``, each solver for each AG variant;
+    ``improve`` (a solver name here) runs once, for reverse AG orders, with
+    ``improve_params``.
     """
     variants = [AgOrder.REVERSE] + [AgOrder(a) for a in ag_orders if a != AgOrder.REVERSE]
     out = [Method.bound(a) for a in variants]
-    out += [Method.policy(p, q) for p in policies for q in intras]
+    out += [Method.policy(p, q, tm) for tm in timings for p in policies for q in intras]
     out += [Method.solver(s, a, time_limit_s or 10.0, threads, params_for(solver_params, s))
             for s in solvers if s != IMPROVE for a in ag_orders]
     if IMPROVE in solvers:
@@ -304,6 +338,10 @@ def check_method(instance: Instance, method: Method) -> None:
     is not a permutation of its dimensions)."""
     if method.kind == Kind.POLICY and is_route(method.name):
         make_policy_object(method.name).routes(instance.collective, instance.network)
+    allowed = timing_intras(method.timing) if method.kind == Kind.POLICY else None
+    if allowed is not None and method.intra not in allowed:
+        raise InputError(f"the {method.timing} timing runs the disciplines "
+                         f"{', '.join(allowed)} only", "intra", method.intra)
 
 
 def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
@@ -328,7 +366,8 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
     ideal = ideal_ns(instance.network, [instance.collective])
     try:
         if method.kind == Kind.POLICY:
-            res = instance.simulate(make_policy_object(method.name), method.intra)
+            res = instance.simulate(make_policy_object(method.name), method.intra,
+                                    method.timing)
             # A planning policy served from its cache reports its original planning time.
             out = method.result(Status.SIMULATED, makespan_ns=res.makespan_ns,
                                 runtime_s=max(res.wall_s, res.schedule.meta.get("plan_s", 0.0)),
@@ -401,6 +440,6 @@ def _solve(instance: Instance, method: Method, extra: dict[str, Any], catch_sigi
 __all__ = ["DEFAULT_INTRAS", "DEFAULT_POLICIES", "IMPROVE",
            "SCHEDULED_POLICIES", "Method",
            "canonical_ag_order", "canonical_intra", "canonical_name", "canonical_policy",
-           "canonical_solver", "check_method", "every_intra", "every_policy", "is_route",
-           "make_policy_object", "method_grid",
-           "parse_names", "policy_choices", "run_method", "split_list"]
+           "canonical_solver", "canonical_timing", "check_method", "every_intra",
+           "every_policy", "is_route", "make_policy_object", "method_grid",
+           "parse_names", "policy_choices", "run_method", "split_list", "timing_intras"]

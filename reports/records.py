@@ -49,6 +49,11 @@ class Status(StrEnum):
     ERROR = "error"
 
 
+#: The timing model of rows that do not name one (solvers and bounds always: they
+#: solve and bound the alpha-beta model).
+DEFAULT_TIMING = "alpha-beta"
+
+
 def task_key(instance_key: str, method: str, ag_order: str) -> str:
     """A task's UNIQUE key in a sweep database: ``<instance key>:<method>:<ag_order>``."""
     return f"{instance_key}:{method}:{ag_order}"
@@ -122,6 +127,9 @@ class MethodResult:
     ag_order: AgOrder = AgOrder.REVERSE
     policy: str | None = None
     intra: str | None = None
+    #: The timing model the row's makespan was timed with (policies may run under any
+    #: registered one; solvers and bounds are of the alpha-beta model).
+    timing: str = DEFAULT_TIMING
     makespan_ns: float | None = None
     lower_bound_ns: float | None = None
     lb0_ns: float | None = None
@@ -202,6 +210,7 @@ class MethodResult:
         kw["status"] = Status(kw["status"])
         kw["ag_order"] = AgOrder(kw.get("ag_order") or AgOrder.REVERSE)
         kw["valid"] = bool(kw.get("valid", 1))
+        kw["timing"] = kw.get("timing") or DEFAULT_TIMING
         return cls(**kw)
 
     def scores(self) -> dict[str, Any]:
@@ -215,6 +224,7 @@ class MethodResult:
         """The JSON row of ``themis compare --json``."""
         out: dict[str, Any] = {
             "method": self.method, "kind": str(self.kind), "ag_order": str(self.ag_order),
+            "timing": self.timing,
             "makespan_ns": self.makespan_ns, "status": str(self.status), "gap": self.gap,
             "gap_bound": self.gap_bound, "runtime_s": self.runtime_s,
         }
@@ -229,5 +239,6 @@ class MethodResult:
 SCORE_COLUMNS: tuple[str, ...] = ("best_ns", "best_lower_bound_ns", "proven_optimal", "gap",
                                   "gap_bound")
 
-__all__ = ["SCORE_COLUMNS", "AgOrder", "InstanceInfo", "Kind", "MethodResult", "Status",
+__all__ = ["DEFAULT_TIMING", "SCORE_COLUMNS", "AgOrder", "InstanceInfo", "Kind", "MethodResult",
+           "Status",
            "task_key"]

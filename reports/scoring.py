@@ -11,6 +11,11 @@ Every result is scored against the references of its own AG variant (model.md
 is feasible for both variants, one with free orders only for ``free``; a lower
 bound for ``free`` is valid for both variants, one for ``reverse`` only for
 ``reverse``. :func:`reference` applies these rules.
+
+A policy row timed with another model than alpha-beta (``timing``, e.g.
+``astra-sim-1.0``) is scored against the best row of the same timing only, and
+has no ``gap_bound``: the solvers and the bounds are of the alpha-beta model,
+and another model's makespans are neither feasible for it nor bounded by it.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reports.records import AgOrder, Kind, MethodResult, Status
+from reports.records import DEFAULT_TIMING, AgOrder, Kind, MethodResult, Status
 
 #: Relative tolerance under which two makespans count as equal.
 REL_TOL = 1e-6
@@ -44,8 +49,10 @@ def relative_gap(value: float | None, ref: float | None) -> float | None:
     return (value - ref) / ref
 
 
-def reference(rows: Iterable[MethodResult], variant: str = AgOrder.REVERSE) -> Reference:
-    """The references of one instance's results for an AG ``variant``.
+def reference(rows: Iterable[MethodResult], variant: str = AgOrder.REVERSE,
+              timing: str = DEFAULT_TIMING) -> Reference:
+    """The references of one instance's results for an AG ``variant`` and a ``timing``
+    (the rows of other timings are left out; only alpha-beta has lower bounds).
 
     ``best_ns``: the least makespan among valid schedules feasible for the
     variant; ``lower_bound_ns``: the largest lower bound valid for it;
@@ -57,6 +64,8 @@ def reference(rows: Iterable[MethodResult], variant: str = AgOrder.REVERSE) -> R
     lb: float | None = None
     optimal: list[float] = []
     for r in rows:
+        if r.timing != timing:
+            continue
         feasible = r.kind == Kind.POLICY or r.ag_order == AgOrder.REVERSE \
             or variant == AgOrder.FREE
         bound_valid = r.ag_order == AgOrder.FREE or variant == AgOrder.REVERSE
@@ -82,12 +91,14 @@ def variant_of(r: MethodResult) -> AgOrder:
 def score(rows: Sequence[MethodResult]) -> dict[AgOrder, Reference]:
     """Score one instance's results in place, each against its own variant.
 
-    Returns the references of every variant present (reverse always).
+    Returns the alpha-beta references of every variant present (reverse always);
+    rows of another timing are scored against :func:`timing_references`.
     """
     variants = {AgOrder.REVERSE} | {variant_of(r) for r in rows}
     refs = {v: reference(rows, v) for v in sorted(variants, key=list(AgOrder).index)}
+    others = timing_references(rows)
     for r in rows:
-        ref = refs[variant_of(r)]
+        ref = refs[variant_of(r)] if r.timing == DEFAULT_TIMING else others[r.timing]
         r.best_ns = ref.best_ns
         r.best_lower_bound_ns = ref.lower_bound_ns
         r.proven_optimal = ref.proven
@@ -96,5 +107,12 @@ def score(rows: Sequence[MethodResult]) -> dict[AgOrder, Reference]:
     return refs
 
 
+def timing_references(rows: Sequence[MethodResult]) -> dict[str, Reference]:
+    """Per timing other than alpha-beta present in ``rows``: its best policy makespan
+    (reverse AG orders, no lower bound)."""
+    timings = sorted({r.timing for r in rows} - {DEFAULT_TIMING})
+    return {t: reference(rows, AgOrder.REVERSE, t) for t in timings}
+
+
 __all__ = ["LB_TOL", "REL_TOL", "Reference", "reference", "relative_gap", "score",
-           "variant_of"]
+           "timing_references", "variant_of"]

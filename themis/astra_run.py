@@ -23,6 +23,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- running a system file ----------------------------------------------------------
+#: The intra-dimension disciplines ASTRA-sim 1.0 runs (``SCF`` is its SmallestFirst queue).
+ASTRA_INTRAS: tuple[str, ...] = ("fifo", "scf")
+
 #: Endpoint delay when a system file leaves it out: ASTRA-sim 1.0's own default
 #: (``Sys::Sys`` sets ``communication_delay = 10``; see ``topologies.system.ASTRA_DEFAULTS``).
 DEFAULT_ENDPOINT_DELAY_NS = 10.0

@@ -11,10 +11,15 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 from themis.collective import Collective
 from themis.timing import Timing, make_timing, resolve_algorithms
 from topologies.network import Network
+
+if TYPE_CHECKING:  # pragma: no cover
+    from themis.policies import InterPolicy
+    from themis.simulator import SimResult
 
 
 @dataclass(frozen=True)
@@ -83,9 +88,30 @@ class Instance:
         return f"{self.network.name or self.network.shape()} {format_size(self.size_bytes)} " \
                f"C={self.chunks}"
 
-    def simulate(self, policy: str = "themis", intra: str = "scf"):
-        """Run a policy through the simulator on this instance (k = 1)."""
-        from themis.simulator import simulate
+    def simulate(self, policy: str | InterPolicy = "themis", intra: str = "scf",
+                 timing: str = "alpha-beta") -> SimResult:
+        """Run a policy through the simulator on this instance (k = 1).
 
-        return simulate(self.network, self.collective, policy=policy, intra=intra,
-                        timing=self.timing)
+        ``timing`` names any registered timing model (the instance's own problem
+        stays alpha-beta). ``astra-sim-1.0`` runs as ``themis simulate --timing
+        astra-sim-1.0`` does without a system file: ASTRA-sim 1.0's baseline,
+        Themis and round-robin and its plan shapes, FIFO or its SmallestFirst
+        queue, this endpoint delay and these algorithms."""
+        from themis.simulator import simulate
+        from themis.timing.astra10 import NAME as ASTRA
+
+        if timing == ASTRA:
+            from themis.astra_run import simulate_astra
+            from themis.policies import make_policy
+            from topologies.system import SystemConfig
+
+            pol = make_policy(policy)
+            own = pol.name in ("baseline", "themis", "round-robin")
+            system = SystemConfig(endpoint_delay_ns=self.endpoint_delay_ns,
+                                  all_reduce_algorithms=self.algorithms,
+                                  inter=pol.name if own else None, intra=intra)
+            return simulate_astra(self.network, system, self.collective,
+                                  policy=None if own else pol)
+        tm = self.timing if timing == "alpha-beta" else make_timing(
+            timing, self.network, self.algorithms, self.endpoint_delay_ns)
+        return simulate(self.network, self.collective, policy=policy, intra=intra, timing=tm)

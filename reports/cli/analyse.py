@@ -22,6 +22,39 @@ from reports.formatting import print_json
 from topologies.errors import InputError
 
 
+class _TimingHelp(str):
+    """The --timing help, listing the timing registry when the help is printed (the
+    registry is not imported at start-up)."""
+
+    def _text(self) -> str:
+        from themis.timing import timing_names
+
+        return (f"comma-separated timing models the policies are simulated with: "
+                f"{', '.join(timing_names())} (default alpha-beta); the solvers and bounds "
+                f"are of the alpha-beta model, and each row says its timing")
+
+    def __mod__(self, params: object) -> str:
+        return self._text() % params
+
+    def strip(self, chars: str | None = None) -> str:
+        return self._text().strip(chars)
+
+
+def _add_timing(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timing", default="alpha-beta", metavar="LIST",
+                   help=_TimingHelp("the timing models the policies are simulated with"))
+
+
+def _timings(text: str) -> tuple[str, ...]:
+    """--timing LIST as registered timing names (at least one)."""
+    from reports.methods import parse_names
+
+    timings = parse_names(text, "timing", "--timing")
+    if not timings:
+        raise InputError("name at least one timing model", "--timing", text)
+    return timings
+
+
 def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: float,
                  ag_help: str, dtime_s: float | None = None) -> None:
     """--policies, --intra, --solvers, --time-limit, --deterministic-time, --ag-order.
@@ -73,10 +106,12 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compare", help="every policy and solver on one instance, with optimality gaps",
         description="Run each policy under each intra-dimension discipline through the "
-                    "simulator (alpha-beta, k = 1), each exact solver and the lower bounds "
-                    "on one all-reduce; print makespans, gaps to the best found and to the "
-                    "lower bound.")
+                    "simulator (k = 1; alpha-beta, or each --timing model), each exact solver "
+                    "and the lower bounds (of the alpha-beta model) on one all-reduce; print "
+                    "makespans, gaps to the best found under the same timing and to the "
+                    "lower bound (alpha-beta rows).")
     add_instance_args(p)
+    _add_timing(p)
     _add_methods(p, None, 10.0,
                  "the solvers' AG variant: reverse of the RS route (default) or free")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
@@ -97,6 +132,7 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
     p.add_argument("--endpoint-delay", default="0", metavar="LIST",
                    help="endpoint delays in ns (default 0)")
+    _add_timing(p)
     _add_methods(p, "cpsat", 30.0, "reverse, free or reverse,free (default reverse)",
                  dtime_s=SPEC_DTIME_S)
     p.add_argument("--node-limit", type=int_arg("--node-limit"), default=SPEC_NODE_LIMIT,
@@ -141,7 +177,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     from reports.compare import compare, format_comparison
     from reports.methods import canonical_name, parse_names
 
-    _default_methods(args)
+    timings = _timings(args.timing)
+    _default_methods(args, timings)
     policies = parse_names(args.policies, "policy", "--policies")
     intra = parse_names(args.intra, "intra", "--intra")
     solvers = None if args.solvers is None else parse_names(args.solvers, "solver",
@@ -162,7 +199,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_output(args.gantt, "--gantt", figure=True)
     instance = resolve_inputs(args).instance()
     comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads,
-                   _solver_params(args))
+                   _solver_params(args), timings)
     if args.gantt:
         _compare_gantt(comp, args.gantt)
     if args.json:
@@ -206,7 +243,8 @@ def cmd_spec(args: argparse.Namespace) -> int:
     from reports.sweep.spec_writer import spec_text, write_spec
 
     check_output(args.out, "--out")
-    _default_methods(args)
+    timings = _timings(args.timing)
+    _default_methods(args, timings)
     solvers = list(parse_names(args.solvers, "solver", "--solvers"))
     text = spec_text(
         args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
@@ -215,7 +253,8 @@ def cmd_spec(args: argparse.Namespace) -> int:
         solvers, args.time_limit,
         [str(a) for a in parse_names(args.ag_order, "ag_order", "--ag-order")],
         _numbers(args.endpoint_delay, "--endpoint-delay", float),
-        out=args.out, title=args.title, solver_params=_spec_solver_params(args, solvers))
+        out=args.out, title=args.title, solver_params=_spec_solver_params(args, solvers),
+        timings=list(timings))
     if args.out:
         write_spec(text, args.out)
         print(f"wrote {args.out}; run: themis sweep {args.out} --db results.sqlite")
@@ -241,14 +280,20 @@ def _spec_solver_params(args: argparse.Namespace, solvers: list) -> dict[str, An
     return out or None
 
 
-def _default_methods(args: argparse.Namespace) -> None:
-    """--policies / --intra not given: every registered policy / discipline."""
-    from reports.methods import every_intra, every_policy
+def _default_methods(args: argparse.Namespace, timings: tuple[str, ...] = ()) -> None:
+    """--policies / --intra not given: every registered policy / discipline (those each
+    of ``timings`` runs: ASTRA-sim 1.0 runs FIFO and SCF)."""
+    from reports.methods import every_intra, every_policy, timing_intras
 
     if args.policies is None:
         args.policies = ",".join(every_policy())
     if args.intra is None:
-        args.intra = ",".join(every_intra())
+        intras = list(every_intra())
+        for t in timings:
+            allowed = timing_intras(t)
+            if allowed is not None:
+                intras = [q for q in intras if q in allowed]
+        args.intra = ",".join(intras)
 
 
 def _solver_params(args: argparse.Namespace) -> dict[str, Any] | None:

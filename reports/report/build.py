@@ -12,10 +12,10 @@ import time
 from pathlib import Path
 
 from reports import db
-from reports.report import beyond, markdown  # noqa: F401  (beyond adds its section)
+from reports.report import beyond, markdown, timings  # noqa: F401  (they add sections)
 from reports.report.csvfile import write_csv
 from reports.report.figures import draw_gap_by_chunks, draw_largest_gap, draw_utilization
-from reports.report.stats import group, policy_methods, solver_methods
+from reports.report.stats import alpha_beta_view, group, policy_methods, solver_methods
 from topologies.files import atomic_write, make_output_dir
 
 
@@ -30,14 +30,18 @@ def build_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
     try:
         meta = db.get_meta(conn)
         rows = db.read_rows(conn)
-        instances = group(rows)
+        every = group(rows)
+        # The sections, plots and per-instance tables are of the alpha-beta model (the
+        # solvers' and bounds'); rows of other timings get their own section.
+        instances = alpha_beta_view(every)
         methods = policy_methods(instances)
         solvers = solver_methods(instances)
         key, ylabel = ("gap", "mean gap to the best known (%)") if solvers else \
             ("gap_bound", "mean gap to the lower bound (%)")
-        data = markdown.ReportData(meta, rows, instances, methods, solvers, key, ylabel)
+        data = markdown.ReportData(meta, rows, instances, methods, solvers, key, ylabel,
+                                   every=every)
         make_output_dir(out, "--out")
-        written = [write_csv(out / "results.csv", instances)]
+        written = [write_csv(out / "results.csv", every)]
         draw_gap_by_chunks(instances, methods, out / "gap_by_chunks.png", key, ylabel)
         util_methods = list(methods) + [s for s in solvers if "(" not in s]
         draw_utilization(instances, util_methods, out / "utilization.png")

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from reports import db
-from reports.records import SCORE_COLUMNS
+from reports.records import DEFAULT_TIMING, SCORE_COLUMNS
 from reports.report.stats import InstanceResult
 from topologies.files import atomic_write
 
@@ -44,12 +44,16 @@ def write_csv(path: Path, instances: Sequence[InstanceResult]) -> Path:
     """Write every scored row, one per task, instances in report order."""
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(CSV_COLUMNS)
+    # The timing column only when some row was timed with another model than alpha-beta
+    # (a sweep without a timing key writes what it always wrote).
+    timed = any(r.timing != DEFAULT_TIMING for i in instances for r in i.rows)
+    columns = [c for c in CSV_COLUMNS if timed or c != "timing"]
+    w.writerow(columns)
     for i in instances:
         for r in i.rows:
             values = {"task_key": i.task_key(r), **i.info.to_row(), **r.to_row(),
                       **r.scores()}
-            w.writerow([csv_cell(values.get(c)) for c in CSV_COLUMNS])
+            w.writerow([csv_cell(values.get(c)) for c in columns])
     atomic_write(path, buf.getvalue())
     return path
 

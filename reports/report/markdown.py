@@ -38,7 +38,8 @@ class ReportData:
     ``methods``: the policy methods present (display names, in table order);
     ``solvers``: the solver methods present; ``gap_key``: ``gap`` when solvers
     ran (gaps to the best known), else ``gap_bound``; ``gantt``: the sentence
-    describing the Gantt plot ("" if none was drawn).
+    describing the Gantt plot ("" if none was drawn); ``instances`` hold the
+    alpha-beta rows, ``every`` (when set) every row, other timings' too.
     """
 
     meta: dict[str, str]
@@ -49,6 +50,7 @@ class ReportData:
     gap_key: str
     ylabel: str
     gantt: str = ""
+    every: list[InstanceResult] | None = None
 
     @property
     def solved(self) -> bool:

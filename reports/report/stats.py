@@ -13,7 +13,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from reports.methods import DEFAULT_INTRAS, DEFAULT_POLICIES
-from reports.records import AgOrder, InstanceInfo, Kind, MethodResult, Status, task_key
+from reports.records import (
+    DEFAULT_TIMING,
+    AgOrder,
+    InstanceInfo,
+    Kind,
+    MethodResult,
+    Status,
+    task_key,
+)
 from reports.scoring import Reference, score
 
 
@@ -105,6 +113,19 @@ def group(rows: Iterable[dict[str, Any]]) -> list[InstanceResult]:
     return out
 
 
+def alpha_beta_view(instances: Sequence[InstanceResult]) -> list[InstanceResult]:
+    """The instances with their alpha-beta rows only (the model the solvers and bounds
+    are of); the same objects when no row has another timing."""
+    if all(r.timing == DEFAULT_TIMING for i in instances for r in i.rows):
+        return list(instances)
+    out = []
+    for i in instances:
+        rows = [r for r in i.rows if r.timing == DEFAULT_TIMING]
+        out.append(InstanceResult(i.info, rows, i.references,
+                                  {r.name: r for r in rows}))
+    return out
+
+
 def policy_methods(instances: Sequence[InstanceResult]) -> list[str]:
     """Policy methods present: the default ones in their order, then the others sorted."""
     present = {r.name for i in instances for r in i.rows if r.kind == Kind.POLICY}
@@ -177,5 +198,6 @@ def md_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     return "\n".join(lines)
 
 
-__all__ = ["InstanceResult", "group", "improvements", "maximum", "md_table", "mean", "pct",
+__all__ = ["InstanceResult", "alpha_beta_view", "group", "improvements", "maximum", "md_table",
+           "mean", "pct",
            "policy_methods", "ratio", "solver_methods", "themis_pairs", "us", "values"]

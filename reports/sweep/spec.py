@@ -6,6 +6,9 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
     description = "..."                          # optional, shown by the report
     time_limit_s = 10        # per solver task (required when a grid has solvers)
     ag_order = ["reverse", "free"]   # optional, string or list (default "reverse")
+    timing = "astra-sim-1.0" # optional, string or list: the timing models the policies
+                             # are simulated with (default "alpha-beta"; solvers and
+                             # bounds are of the alpha-beta model)
     threads = 1              # optional, solver threads (default: the solver's)
 
     [solver_params]          # optional, passed to the solvers (solvers.SolverParams)
@@ -29,7 +32,7 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
                                               # name simulate accepts
     intra = ["fifo", "scf", "lrw"]            # optional (default: all three)
     solvers = ["cpsat", "highs"]              # optional (default: none)
-    # time_limit_s, ag_order, threads, solver_params, improve may be repeated here to
+    # time_limit_s, ag_order, threads, solver_params, improve, timing may be repeated here to
     # override; "improve" in solvers runs themis improve (reverse AG orders only)
 
 Tasks (:func:`reports.methods.method_grid`): each ``[[grid]]`` gives the
@@ -40,7 +43,9 @@ use reverse AG orders) and one per solver x ``ag_order``. So 1 network, 1
 size, 1 chunk count, 3 policies x 2 disciplines and 3 solvers x 2 AG orders
 make 6 + 6 = 12 method tasks plus 2 bound tasks. A task is identified by its key
 ``<instance key>:<method>:<ag_order>``; a task listed twice (e.g. the same
-network under two names) runs once.
+network under two names) runs once. A policy under another timing than
+alpha-beta is the method ``themis/scf@astra-sim-1.0``, so a spec without a
+``timing`` key keeps the keys it always had.
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ from reports.methods import (
     canonical_intra,
     canonical_policy,
     canonical_solver,
+    canonical_timing,
     check_method,
     method_grid,
 )
@@ -69,10 +75,10 @@ from topologies.errors import InputError
 
 #: Keys allowed at the top level and in each ``[[grid]]`` table.
 TOP_KEYS: tuple[str, ...] = ("title", "description", "time_limit_s", "ag_order", "threads",
-                             "solver_params", "improve", "grid")
+                             "solver_params", "improve", "timing", "grid")
 GRID_KEYS: tuple[str, ...] = ("networks", "sizes", "chunks", "endpoint_delay_ns", "policies",
                               "intra", "solvers", "time_limit_s", "ag_order", "threads",
-                              "solver_params", "improve")
+                              "solver_params", "improve", "timing")
 
 
 @dataclass
@@ -155,7 +161,7 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
             _check_solver_options(opts, list(solvers), g, file)
         methods = method_grid(policies, intras, solvers, opts["ag_order"],
                               opts["time_limit_s"], opts["threads"], opts["solver_params"],
-                              opts["improve"])
+                              opts["improve"], opts["timing"])
         resolved = []
         for i, name in enumerate(nets):
             key = f"{g}.networks[{i}]"
@@ -189,7 +195,7 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
                                        f"{name} {size} bytes C={c}") from None
                         instance_keys.add(inst.key())
                         for m in methods:
-                            _check_method(inst, m, policies, g, file)
+                            _check_method(inst, m, policies, intras, g, file)
                             t = Task(inst, name, m)
                             if t.key in tasks:
                                 duplicates += 1
@@ -199,10 +205,14 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
                 duplicates)
 
 
-def _check_method(inst: Any, m: Any, policies: list[str], g: str, file: str) -> None:
+def _check_method(inst: Any, m: Any, policies: list[str], intras: list[str], g: str,
+                  file: str) -> None:
     try:
         check_method(inst, m)
     except InputError as err:
+        if err.field == "intra":
+            raise InputError(err.reason, f"{g}.intra[{intras.index(m.intra)}]", m.intra,
+                             file) from None
         i = policies.index(m.name)
         raise InputError(f"{err.reason} (network {inst.network.shape()})",
                          f"{g}.policies[{i}]", m.name, file) from None
@@ -254,7 +264,21 @@ def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
         return f"{prefix}.{k}" if prefix else k
 
     out: dict[str, Any] = {"time_limit_s": None, "ag_order": None, "threads": None,
-                           "solver_params": None, "improve": None}
+                           "solver_params": None, "improve": None, "timing": None}
+    if "timing" in table:
+        v = table["timing"]
+        values = v if isinstance(v, list) else [v]
+        if not values:
+            raise InputError("must name at least one timing model", key("timing"), v, file)
+        timings: list[str] = []
+        for i, t in enumerate(values):
+            name = canonical_timing(t, key("timing") + (f"[{i}]" if isinstance(v, list)
+                                                         else ""), file)
+            if name not in timings:
+                timings.append(name)
+        out["timing"] = timings
+    elif not prefix:
+        out["timing"] = ["alpha-beta"]
     if "improve" in table:
         from solvers.improve import check_params
 

@@ -44,8 +44,10 @@ def spec_data(
     out: str | None = None,
     title: str = "",
     solver_params: dict[str, Any] | None = None,
+    timings: Sequence[str] = ("alpha-beta",),
 ) -> dict[str, Any]:
-    """The spec as a TOML-ready dict (one ``[[grid]]``)."""
+    """The spec as a TOML-ready dict (one ``[[grid]]``; a ``timing`` key when the
+    policies run under another timing model than alpha-beta alone)."""
     out_dir = Path(out).parent if out else None
     data: dict[str, Any] = {
         "title": title or "Sweep of " + ", ".join(networks),
@@ -63,6 +65,8 @@ def spec_data(
         "intra": list(intra),
         "solvers": list(solvers),
     }]
+    if list(timings) != ["alpha-beta"]:
+        data["grid"][0]["timing"] = list(timings)
     return data
 
 
