@@ -11,10 +11,12 @@ def print_json(obj: Any) -> None:
     """Print one JSON object on stdout.
 
     Strict JSON only: a non-finite number (``Infinity``, ``NaN``) is an
-    :class:`~topologies.errors.InputError` and nothing is printed.
+    :class:`~topologies.errors.InputError` and nothing is printed. A whole number
+    held as a float is printed as an integer (``10097856``, not ``10097856.0``);
+    the field names follow ``docs/json.md``.
     """
     try:
-        text = json.dumps(obj, indent=2, default=_json_default, allow_nan=False)
+        text = json.dumps(_whole(obj), indent=2, default=_json_default, allow_nan=False)
     except ValueError:
         from topologies.errors import InputError
 
@@ -23,9 +25,26 @@ def print_json(obj: Any) -> None:
     sys.stdout.write(text + "\n")
 
 
+#: Integral floats up to this magnitude are printed as integers (exact in a double).
+_EXACT = 2 ** 53
+
+
+def _whole(o: Any) -> Any:
+    """``o`` with every integral float turned into an int (recursively)."""
+    if isinstance(o, float):
+        return int(o) if o.is_integer() and abs(o) <= _EXACT else o
+    if isinstance(o, dict):
+        return {k: _whole(v) for k, v in o.items()}
+    if isinstance(o, list | tuple):
+        return [_whole(v) for v in o]
+    if hasattr(o, "to_dict") and not isinstance(o, str):
+        return _whole(o.to_dict())
+    return o
+
+
 def _json_default(o: Any) -> Any:
     if hasattr(o, "to_dict"):
-        return o.to_dict()
+        return _whole(o.to_dict())
     if hasattr(o, "item"):
         return o.item()
     raise TypeError(f"not JSON serializable: {type(o).__name__}")

@@ -84,9 +84,11 @@ class Bounds:
     route_counts: RouteCounts | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
-        """JSON-ready dictionary (without the route counts)."""
+        """JSON-ready dictionary (without the route counts; ``lb_ns`` is printed as
+        ``lower_bound_ns``, the name every command uses)."""
         out = asdict(self)
         out.pop("route_counts", None)
+        out = {("lower_bound_ns" if k == "lb_ns" else k): v for k, v in out.items()}
         out["lb3_method"] = str(self.lb3_method)
         return out
 

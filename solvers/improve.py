@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solvers.result import Result
+from solvers.result import BoundSource, Result
 from themis.checker import check
 from themis.instance import Instance
 from themis.schedule import Schedule
@@ -277,8 +277,11 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
         meta["proof"] = "lower bound"
     violations = [str(v) for v in check(best)]
     best.meta.update({"solver": "improve", "status": status})
+    # Where the bound comes from: CP-SAT's proof when it beat LB0-LB3, else theirs.
+    source = BoundSource.CPSAT if lb > bnds.lb_ns else BoundSource.OURS
     return Result(status=status, makespan_ns=best.makespan_ns,
-                  lower_bound_ns=min(lb, best.makespan_ns), runtime_s=time.perf_counter() - t0,
+                  lower_bound_ns=min(lb, best.makespan_ns), bound_source=source,
+                  lb3_method=str(bnds.lb3_method), runtime_s=time.perf_counter() - t0,
                   solver="improve", ag_order="reverse", schedule=best,
                   valid=not violations, violations=violations, solver_makespan_ns=solver_ns,
                   chunks=len(coll.chunk_sizes()), routes=best.route_histogram(), meta=meta)

@@ -38,6 +38,7 @@ class BoundSource(enum.StrEnum):
     OURS = "lower bounds"       # LB0-LB3 (see Result.meta["bounds"]["lb3_method"])
     SOLVER = "solver"          # the backend's own proven bound, minus its tolerance
     MAKESPAN = "makespan"      # the solver proved the makespan optimal (minus tolerance)
+    CPSAT = "cpsat"            # CP-SAT's proven bound inside another method (improve)
 
 
 @dataclass

@@ -82,10 +82,10 @@ class Collective:
 
     def chunking(self) -> dict[str, object]:
         """The split as JSON fields: ``splits``, ``chunk_count`` and ``chunk_sizes``
-        (``[{"bytes": b, "count": n}, ...]``, the regular size first)."""
-        sizes = [{"bytes": self.chunk_bytes, "count": self.chunks}]
+        (``[{"size_bytes": b, "count": n}, ...]``, the regular size first)."""
+        sizes = [{"size_bytes": self.chunk_bytes, "count": self.chunks}]
         if self.remainder_bytes:
-            sizes.append({"bytes": self.remainder_bytes, "count": 1})
+            sizes.append({"size_bytes": self.remainder_bytes, "count": 1})
         return {"splits": self.splits, "chunk_count": self.chunk_count, "chunk_sizes": sizes}
 
     def describe_chunks(self) -> str:

@@ -55,7 +55,17 @@ class Instance:
         return self.network.active_dims
 
     def to_dict(self) -> dict:
-        """JSON-ready description (also the basis of :meth:`key`)."""
+        """JSON-ready description (``docs/json.md``): the network, the size, the split
+        (``splits``, ``chunk_count``, ``chunk_sizes``), endpoint delay and algorithms."""
+        out = self._key_dict()
+        del out["chunks"]
+        chunking = self.collective.chunking()
+        return {"dims": out.pop("dims"), "size_bytes": out.pop("size_bytes"), **chunking,
+                **out}
+
+    def _key_dict(self) -> dict:
+        """The description :meth:`key` hashes (its ``chunks`` is the splits, C: kept as it
+        always was, so result databases keep their keys)."""
         net = self.network
         dims = []
         for i, d in enumerate(net.dims):
@@ -78,7 +88,7 @@ class Instance:
 
     def key(self) -> str:
         """A stable short hash identifying the instance (for result databases)."""
-        text = json.dumps(self.to_dict(), sort_keys=True)
+        text = json.dumps(self._key_dict(), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:16]
 
     def label(self) -> str:

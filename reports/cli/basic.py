@@ -113,7 +113,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     if args.json:
         print_json({
             "networks": [{"name": p.name, "description": p.description, "npus": p.npus,
-                          "dims": p.dims, "systems": list(p.systems)} for p in presets],
+                          "ndims": p.dims, "systems": list(p.systems)} for p in presets],
             "systems": [{"name": name, **_system_summary(cfg)} for name, cfg in systems],
         })
         return 0
@@ -315,10 +315,10 @@ def _report_simulation(args: argparse.Namespace, inputs, result, collective, chu
             "active_chunks": k,
             "npus": inputs.network.npus,
             "stages": m.stages,
-            "dims": [{"dim": d.dim, "busy_ns": d.busy_ns, "bytes": d.bytes,
+            "dims": [{"dim": d.dim, "busy_ns": d.busy_ns, "sent_bytes": d.bytes,
                       "utilization": d.utilization} for d in m.dims],
             "routes": m.routes,
-            "wall_s": wall_s,
+            "runtime_s": wall_s,
         } | ({"portfolio_choice": choice} if choice else {}))
         return 0
     print(f"{collective.kind} of {inputs.size_bytes} bytes in "

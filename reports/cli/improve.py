@@ -79,7 +79,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
         plot_gantt(result.schedule, path=args.gantt)
     checker = {True: "valid", False: "INVALID", None: "-"}[result.valid]
     if args.json:
-        out = result.to_dict()
+        out = result.to_dict() | instance.collective.chunking()
         out["certified_gap"] = result.gap
         out["checker"] = checker
         out["instance"] = instance.to_dict()

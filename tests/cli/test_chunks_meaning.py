@@ -17,11 +17,11 @@ def test_chunking_by_hand() -> None:
     assert (c.splits, c.chunk_bytes, c.remainder_bytes, c.chunk_count) == (6, 1000, 5, 7)
     assert c.chunk_sizes() == [1000] * 6 + [5]
     assert c.chunking() == {"splits": 6, "chunk_count": 7, "chunk_sizes": [
-        {"bytes": 1000, "count": 6}, {"bytes": 5, "count": 1}]}
+        {"size_bytes": 1000, "count": 6}, {"size_bytes": 5, "count": 1}]}
     assert c.describe_chunks() == "7 chunks (6 splits: 6 x 1000B + 1 x 5B)"
     even = Collective("all-reduce", 4096, 4)
     assert even.chunk_count == 4 and even.chunking()["chunk_sizes"] == [
-        {"bytes": 1024, "count": 4}]
+        {"size_bytes": 1024, "count": 4}]
     assert even.describe_chunks() == "4 chunks of 1KiB"
 
 
@@ -31,7 +31,7 @@ def test_every_command_reports_splits_and_chunks_alike(capsys, command: str) -> 
     assert main([*argv, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["splits"] == 6 and data["chunk_count"] == 7
-    assert data["chunk_sizes"] == [{"bytes": 1000, "count": 6}, {"bytes": 5, "count": 1}]
+    assert data["chunk_sizes"] == [{"size_bytes": 1000, "count": 6}, {"size_bytes": 5, "count": 1}]
     if command != "bound":
         assert data["chunks"] == 7  # the chunks simulated or solved
     assert main(argv) == 0

@@ -50,7 +50,7 @@ def test_simulate_json_fields(capsys, tmp_path) -> None:
     assert code == 0
     data = json.loads(out)
     for key in ("makespan_ns", "ideal_ns", "bw_utilization", "policy", "intra", "timing",
-                "chunks", "stages", "dims", "routes", "wall_s"):
+                "chunks", "stages", "dims", "routes", "runtime_s"):
         assert key in data
     assert data["stages"] == 8 * 6 and sum(data["routes"].values()) == 8
     assert 0 < data["bw_utilization"] <= 1

@@ -38,7 +38,7 @@ def test_vgg16_on_tpu_out_of_the_box(capsys) -> None:
 def test_json_fields_and_cross_checks(capsys) -> None:
     data = run_json(capsys, "vgg16", "tpu")
     for key in ("end_ns", "pass_end_ns", "compute_ns", "exposed_comm_ns", "layers", "dims",
-                "collectives", "wall_s", "lower_bound_ns"):
+                "collectives", "runtime_s", "lower_bound_ns"):
         assert key in data
     assert data["exposed_comm_ns"] == data["end_ns"] - data["compute_ns"]
     # DATA, one pass: compute = sum f + sum w + sum_{i>=1} g, straight from the file
@@ -73,7 +73,7 @@ def test_compare_and_system_file(capsys) -> None:
                     "--compare", "--policy", "themis")
     assert data["speedup_over_baseline"] == pytest.approx(data["baseline_end_ns"]
                                                           / data["end_ns"])
-    assert data["config"]["chunks"] == 4  # the tutorial system's preferred-dataset-splits
+    assert data["config"]["splits"] == 4  # the tutorial system's preferred-dataset-splits
     same = run_json(capsys, "vgg16", "tpu", "--policy", "baseline", "--intra", "fifo",
                     "--compare")
     assert same["speedup_over_baseline"] == 1.0

@@ -60,7 +60,7 @@ def test_bounds_are_ordered_and_consistent(dims: int, chunks: int) -> None:
         assert b.lb0_ns <= b.lb2_ns * (1 + 1e-6)  # the LP sees all bytes, plus latency
         assert b.lb2_ns <= b.lb3_ns
         assert b.lb3_method in ("optimal", "node-limit")
-        assert set(b.to_dict()) >= {"lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lb_ns",
+        assert set(b.to_dict()) >= {"lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lower_bound_ns",
                                     "lb3_method"}
     # Free AG orders are a superset of the reverse ones: their bounds cannot be higher.
     assert bounds(inst, "free").lb_ns <= bounds(inst, "reverse").lb_ns * (1 + 1e-9)

@@ -67,9 +67,9 @@ def test_solve_human_output_free_ag(capsys, network: str) -> None:
 
 def test_bound_json(capsys, network: str) -> None:
     out = run_json(capsys, ["bound", network, "--chunks", "4", "--json"])
-    for key in ("lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lb_ns"):
+    for key in ("lb0_ns", "lb1_ns", "lb2_ns", "lb3_ns", "lower_bound_ns"):
         assert out[key] > 0
-    assert out["lb_ns"] == max(out["lb0_ns"], out["lb1_ns"], out["lb2_ns"], out["lb3_ns"])
+    assert out["lower_bound_ns"] == max(out["lb0_ns"], out["lb1_ns"], out["lb2_ns"], out["lb3_ns"])
     assert out["lb3_method"] in ("optimal", "node-limit", "lp") and out["ag_order"] == "reverse"
     one = run_json(capsys, ["bound", network, "--chunks", "1", "--ag-order", "free",
                             "--json"])

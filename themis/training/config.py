@@ -256,11 +256,16 @@ class TrainingResult:
             "exposed_comm_ns": self.exposed_comm_ns,
             "lower_bound_ns": self.lower_bound_ns,
             "logical_npus": list(self.logical_npus),
-            "config": asdict(self.config),
+            # the config's "chunks" is the splits (preferred-dataset-splits): one name
+            # for one meaning across commands (docs/json.md)
+            "config": {("splits" if k == "chunks" else k): v
+                       for k, v in asdict(self.config).items()},
             "layers": [asdict(s) for s in self.layers],
             "dims": [asdict(d) for d in self.dims],
-            "collectives": [asdict(c) for c in self.collectives],
-            "wall_s": self.wall_s,
+            # a collective's dimension indices: "dims" is a list of dimension objects
+            "collectives": [{("active_dims" if k == "dims" else k): v
+                             for k, v in asdict(c).items()} for c in self.collectives],
+            "runtime_s": self.wall_s,
         }
         if timeline:
             out["timeline"] = {"compute": [list(c) for c in self.timeline.compute],
