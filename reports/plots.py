@@ -16,14 +16,20 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
     from themis.schedule import Schedule
 
-#: Line styles per method family, so FIFO and SCF of a policy share a colour.
-_COLORS = {"baseline": "tab:gray", "round-robin": "tab:orange", "themis": "tab:blue"}
-_MARKERS = {"fifo": "o", "scf": "s"}
+#: One colour per method family (the disciplines of a policy share it): every bundled
+#: policy and solver has its own, so no two of them look alike.
+_COLORS = {"baseline": "tab:gray", "round-robin": "tab:orange", "themis": "tab:blue",
+           "guarded": "tab:green", "lb-mix": "tab:purple", "portfolio": "tab:red",
+           "improve": "tab:brown", "cpsat": "black", "highs": "tab:olive", "cbc": "tab:cyan"}
+#: Marker, line style and bar hatch per discipline (solvers: no discipline).
+_MARKERS = {"fifo": "o", "scf": "s", "lrw": "D"}
+_LINES = {"fifo": "-", "scf": "--", "lrw": ":"}
+_HATCHES = {"fifo": None, "scf": "//", "lrw": ".."}
+_BAR_ALPHA = {"fifo": 0.95, "scf": 0.6, "lrw": 0.4}
 
-
-#: Colours of other methods (new policies, routes, solvers), picked by a stable hash.
-_OTHER_COLORS = ("tab:green", "tab:red", "tab:purple", "tab:brown", "tab:pink", "tab:olive",
-                 "tab:cyan")
+#: Colours of other methods (new policies, routes), picked by a stable hash; none of
+#: them is a bundled family's.
+_OTHER_COLORS = ("tab:pink", "gold", "navy", "teal", "maroon", "lime", "indigo")
 
 
 def method_style(method: str) -> dict[str, Any]:
@@ -36,11 +42,39 @@ def method_style(method: str) -> dict[str, Any]:
     import zlib
 
     policy, _, intra = method.partition("/")
+    intra = intra.split("@")[0]
     family = policy.split(" ")[0]
     color = _COLORS.get(family) or _OTHER_COLORS[zlib.crc32(family.encode())
                                                   % len(_OTHER_COLORS)]
-    return {"color": color, "marker": _MARKERS.get(intra, "^"),
-            "linestyle": "-" if intra != "scf" else "--"}
+    return {"color": color, "marker": _MARKERS.get(intra, "^" if intra else "v"),
+            "linestyle": _LINES.get(intra, "-." if not intra else "-")}
+
+
+def plot_order(methods: Sequence[str]) -> list[str]:
+    """``methods`` grouped by family (bundled families in :data:`_COLORS` order, then
+    the others as given), each family's disciplines FIFO, SCF, LRW, then others:
+    the legend reads family by family."""
+    families = list(_COLORS)
+    intras = list(_MARKERS)
+
+    def key(item: tuple[int, str]) -> tuple[int, int, int, int]:
+        i, m = item
+        policy, _, intra = m.partition("/")
+        fam = policy.split(" ")[0]
+        first = next(j for j, x in enumerate(methods) if x.partition("/")[0].split(" ")[0]
+                     == fam)
+        q = intra.split("@")[0]
+        return (families.index(fam) if fam in families else len(families) + first,
+                first, intras.index(q) if q in intras else len(intras), i)
+
+    return [m for _, m in sorted(enumerate(methods), key=key)]
+
+
+def bar_style(method: str) -> dict[str, Any]:
+    """Colour, hatch and alpha of a method's bars (the discipline sets hatch and alpha)."""
+    intra = method.partition("/")[2].split("@")[0]
+    return {"color": method_style(method)["color"], "hatch": _HATCHES.get(intra),
+            "alpha": _BAR_ALPHA.get(intra, 0.8)}
 
 
 def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Axes | None = None,
@@ -49,7 +83,10 @@ def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Ax
     """One line per method: ``series[method] = [(chunks, gap fraction), ...]``.
 
     x: chunks (log2 axis), y: the gap in percent (linear up to 0.1%, then
-    logarithmic, so small and large gaps both show).
+    logarithmic, so small and large gaps both show). Methods whose lines coincide
+    stay visible: each series is shifted a little along x (a dodge, at most a
+    tenth of a doubling), its hollow markers shrink series by series, and the
+    earlier, wider lines lie underneath.
     """
     from matplotlib.ticker import FuncFormatter
 
@@ -57,13 +94,15 @@ def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Ax
         _, (ax,) = new_figure(6.0, 4.0)
     chunks: set[int] = set()
     top = 0.0
-    for method, points in series.items():
-        pts = sorted(points)
-        if not pts:
-            continue
+    drawn = [(m, sorted(p)) for m, p in series.items() if p]
+    n = len(drawn)
+    for k, (method, pts) in enumerate(drawn):
         chunks.update(c for c, _ in pts)
         top = max([top] + [100 * g for _, g in pts])
-        ax.plot([c for c, _ in pts], [100 * g for _, g in pts], label=method,
+        dodge = 2 ** (0.1 * ((k - (n - 1) / 2) / max(n - 1, 1))) if n > 1 else 1.0
+        ax.plot([c * dodge for c, _ in pts], [100 * g for _, g in pts], label=method,
+                markersize=max(9.0 - 0.35 * k, 4.0), markerfacecolor="none",
+                markeredgewidth=1.2, linewidth=max(2.6 - 0.1 * k, 1.0), zorder=2 + k / 100,
                 **method_style(method))
     ax.set_xscale("log", base=2)
     ax.set_yscale("symlog", linthresh=0.1, linscale=0.5)
@@ -94,12 +133,9 @@ def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None 
     ndims = max((len(v) for v in values.values()), default=0)
     width = 0.8 / max(len(methods), 1)
     for i, method in enumerate(methods):
-        style = method_style(method)
         xs = [d - 0.4 + width * (i + 0.5) for d in range(len(values[method]))]
         ax.bar(xs, [100 * u for u in values[method]], width=width, label=method,
-               color=style["color"], alpha=0.55 if style["linestyle"] == "--" else 0.95,
-               hatch="//" if style["linestyle"] == "--" else None, edgecolor="black",
-               linewidth=0.3)
+               edgecolor="black", linewidth=0.3, **bar_style(method))
     ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
     ax.set_ylim(0, 105)
     ax.set_ylabel("utilization (% of makespan busy)")
@@ -140,5 +176,5 @@ def plot_gantt_pair(items: Sequence[tuple[str, Schedule]], path: str | os.PathLi
     return axes
 
 
-__all__ = ["figure_legend", "method_style", "plot_dim_utilization", "plot_gantt_pair",
-           "plot_gap_by_chunks"]
+__all__ = ["bar_style", "figure_legend", "method_style", "plot_dim_utilization", "plot_gantt_pair",
+           "plot_gap_by_chunks", "plot_order"]

@@ -269,29 +269,12 @@ def most_different(rows: Sequence[Row]) -> tuple[str, str]:
 
 def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str]:
     """``speedups.png`` and ``timeline.png``; returns the timeline case's description."""
-    from reports.training_plots import plot_speedups, plot_training_timeline
+    from reports.training_plots import plot_training_timeline
     from themis.plots import new_figure, save_figure
 
+    write_speedups(out, rows)
     labels = _labels(rows)
     got = _get(rows)
-    workloads = list(dict.fromkeys(r.workload for r in rows))
-    ncols = min(3, len(workloads))
-    nrows = -(-len(workloads) // ncols)
-    fig, axes = new_figure(4.2 * ncols, 3.6 * nrows, nrows=nrows, ncols=ncols)
-    for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
-        data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
-                    "bound (Ideal)": got[w, n, labels[0]].ideal_speedup}
-                for w, n in _cases(rows) if w == wname}
-        spare = len(axes) > len(workloads)
-        plot_speedups(data, ax=ax, title=wname, legend=i == 0 and not spare,
-                      ylabel="speed-up over baseline/fifo" if i % ncols == 0 else "")
-    for ax in axes[len(workloads):]:
-        ax.set_axis_off()
-    if len(axes) > len(workloads):
-        axes[-1].legend(*axes[0].get_legend_handles_labels(), loc="center", fontsize=10)
-    fig.suptitle("Training iteration speed-up over baseline/fifo by workload and network "
-                 f"({TIMING} timing)")
-    save_figure(fig, out / "speedups.png")
     wname, nname = most_different(rows)
     ends = {lb: got[wname, nname, lb].end_ns for lb in labels}
     slow, fast = max(ends, key=ends.__getitem__), min(ends, key=ends.__getitem__)
@@ -345,6 +328,38 @@ def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
     finally:
         if fd >= 0:
             os.close(fd)
+
+
+def write_speedups(out: Path, rows: Sequence[Row]) -> Path:
+    """``speedups.png``: one panel per workload, one legend below them all.
+
+    At least ~9 inches wide whatever the workload count: the title and the
+    legend need the room, so one or two panels are not squeezed."""
+    from reports.training_plots import plot_speedups
+    from themis.plots import new_figure, save_figure
+
+    labels = _labels(rows)
+    got = _get(rows)
+    workloads = list(dict.fromkeys(r.workload for r in rows))
+    ncols = min(3, len(workloads))
+    nrows = -(-len(workloads) // ncols)
+    fig, axes = new_figure(max(4.2 * ncols, 9.0), 3.6 * nrows + 0.8, nrows=nrows,
+                           ncols=ncols)
+    for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
+        data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
+                    "bound (Ideal)": got[w, n, labels[0]].ideal_speedup}
+                for w, n in _cases(rows) if w == wname}
+        plot_speedups(data, ax=ax, title=wname, legend=False,
+                      ylabel="speed-up over baseline/fifo" if i % ncols == 0 else "")
+    for ax in axes[len(workloads):]:
+        ax.set_axis_off()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
+               fontsize=9)
+    fig.suptitle("Training iteration speed-up over baseline/fifo by workload and network "
+                 f"({TIMING} timing)")
+    save_figure(fig, out / "speedups.png")
+    return out / "speedups.png"
 
 
 def write_report(out: str | Path, workloads: Sequence[str] | None = None,

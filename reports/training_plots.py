@@ -122,7 +122,13 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
 def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None = None,
                   path: str | os.PathLike | None = None, title: str | None = None,
                   ylabel: str = "speed-up over baseline", legend: bool = True) -> Axes:
-    """Grouped bars: ``speedups[group][series]`` (e.g. workload/network -> policy -> x)."""
+    """Grouped bars: ``speedups[group][series]`` (e.g. workload/network -> policy -> x).
+
+    A series named like a method (``themis/scf``) has that method's colour and
+    hatch in every report (:func:`reports.plots.bar_style`); others (the bound)
+    are white, cross-hatched."""
+    from reports.plots import bar_style
+
     groups = list(speedups)
     series = list(dict.fromkeys(s for g in groups for s in speedups[g]))
     if ax is None:
@@ -130,7 +136,9 @@ def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None =
     width = 0.8 / max(1, len(series))
     for i, name in enumerate(series):
         xs = [g + (i - (len(series) - 1) / 2) * width for g in range(len(groups))]
-        ax.bar(xs, [speedups[g].get(name, float("nan")) for g in groups], width, label=name)
+        style = bar_style(name) if "/" in name else {"color": "white", "hatch": "xx"}
+        ax.bar(xs, [speedups[g].get(name, float("nan")) for g in groups], width, label=name,
+               edgecolor="black", linewidth=0.4, **style)
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_xticks(range(len(groups)), groups, rotation=45, ha="right", fontsize=8)
     ax.set_ylabel(ylabel)

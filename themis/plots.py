@@ -3,7 +3,9 @@
 :func:`plot_gantt` draws one row per dimension with one bar per stage: each
 chunk has its own colour (a qualitative colormap, cycled), reduce-scatter
 stages are solid, all-gather stages hatched and lighter, all-reduce stages (the
-localBWAware baseline's last dimension) cross-hatched.
+localBWAware baseline's last dimension) cross-hatched. With more chunks than a
+colour map can tell apart, every bar wide enough for it carries its chunk's
+number, so each chunk can be followed across the dimensions.
 """
 
 from __future__ import annotations
@@ -97,6 +99,8 @@ def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLi
         ax.barh([b[2] for b in bars], [b[1] for b in bars], left=[b[0] for b in bars],
                 height=height, color=colors[color], alpha=alpha, hatch=hatch,
                 edgecolor="black", linewidth=0.3)
+    if len(schedule.chunks) > LABEL_CHUNKS_ABOVE:
+        _label_chunks(ax, schedule, chunk_index, row)
     ax.set_yticks(range(len(dims)), [f"dim {d}" for d in dims])
     ax.set_ylim(len(dims) - 0.5, -0.5)
     ax.set_xlabel("time (µs)")
@@ -112,6 +116,26 @@ def plot_gantt(schedule: Schedule, ax: Axes | None = None, path: str | os.PathLi
     if path is not None:
         save_figure(ax.figure, path)  # type: ignore[arg-type]
     return ax
+
+
+#: Bars are labelled with their chunk number when there are more chunks than this.
+LABEL_CHUNKS_ABOVE = 20
+
+
+def _label_chunks(ax: Axes, schedule: Schedule, chunk_index: dict[tuple[int, int], int],
+                  row: dict[int, int]) -> None:
+    """Write each chunk's number on its bars that are wide enough for it."""
+    width_px = ax.figure.get_figwidth() * ax.figure.dpi * 0.8
+    span = max(schedule.makespan_ns, 1e-9)
+    for s in schedule.stages:
+        i = chunk_index.get((s.collective, s.chunk), s.chunk)
+        text = str(i)
+        if (s.end_ns - s.start_ns) / span * width_px < 4.5 * len(text) + 3:
+            continue
+        ax.text((s.start_ns + s.end_ns) / 2e3, row[s.dim], text, ha="center",
+                va="center", fontsize=5.5, color="black", clip_on=True,
+                bbox={"boxstyle": "square,pad=0.05", "facecolor": "white", "alpha": 0.6,
+                      "linewidth": 0})
 
 
 def chunk_colors(n: int) -> list[tuple[float, float, float, float]]:
@@ -137,6 +161,10 @@ def chunk_colors(n: int) -> list[tuple[float, float, float, float]]:
     return out
 
 
+#: How internal names are shown: ASTRA-sim 1.0's exact SmallestFirst queue is the
+#: ``scf`` the user asked for (``--intra scf``, ``intra-dimension-scheduling: SCF``).
+DISPLAY_NAMES: dict[str, str] = {"astra-scf": "scf"}
+
 _PHASE_NAMES: dict[str, str] = {"RS": "reduce-scatter", "AG": "all-gather", "AR": "all-reduce"}
 
 
@@ -147,7 +175,7 @@ def _default_title(schedule: Schedule) -> str:
     meta: dict[str, Any] = schedule.meta or {}
     who = meta.get("solver") or meta.get("policy") or ""
     if meta.get("intra") and not meta.get("solver") and meta.get("intra") != "replay":
-        who = f"{who}/{meta['intra']}"
+        who = f"{who}/{DISPLAY_NAMES.get(meta['intra'], meta['intra'])}"
     net = schedule.network
     where = f"{net.name} ({net.describe()})" if net.name else net.describe()
     colls = schedule.collectives
@@ -159,5 +187,5 @@ def _default_title(schedule: Schedule) -> str:
             f"makespan {schedule.makespan_ns / 1e3:,.1f} µs")
 
 
-__all__ = ["CHUNK_COLORMAP", "FIGURE_FORMATS", "PHASE_STYLE", "chunk_colors", "figure_format",
-           "new_figure", "plot_gantt", "save_figure"]
+__all__ = ["CHUNK_COLORMAP", "DISPLAY_NAMES", "FIGURE_FORMATS", "LABEL_CHUNKS_ABOVE", "PHASE_STYLE",
+           "chunk_colors", "figure_format", "new_figure", "plot_gantt", "save_figure"]

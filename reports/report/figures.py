@@ -18,8 +18,10 @@ PLOT_FILES: tuple[str, ...] = ("gap_by_chunks.png", "utilization.png", "gantt_la
 def draw_gap_by_chunks(instances: Sequence[InstanceResult], methods: Sequence[str],
                        path: Path, key: str, ylabel: str) -> None:
     """``gap_by_chunks.png``: one panel per D, mean gap per method over C."""
-    from reports.plots import figure_legend, plot_gap_by_chunks
+    from reports.plots import figure_legend, plot_gap_by_chunks, plot_order
     from themis.plots import new_figure, save_figure
+
+    methods = plot_order(methods)
 
     ds = sorted({i.dims for i in instances}) or [0]
     fig, axes = new_figure(5.0 * len(ds), 4.2, ncols=len(ds))
@@ -42,8 +44,10 @@ def draw_gap_by_chunks(instances: Sequence[InstanceResult], methods: Sequence[st
 def draw_utilization(instances: Sequence[InstanceResult], methods: Sequence[str],
                      path: Path) -> None:
     """``utilization.png``: per network, mean per-dimension utilization per method."""
-    from reports.plots import figure_legend, plot_dim_utilization
+    from reports.plots import figure_legend, plot_dim_utilization, plot_order
     from themis.plots import new_figure, save_figure
+
+    methods = plot_order(methods)
 
     nets = sorted({i.info.network_label for i in instances}) or ["-"]
     ncols = min(3, len(nets))
