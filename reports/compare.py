@@ -148,7 +148,8 @@ def compare(
         r = run_method(instance, m, bounds=bounds.get(m.ag_order), simulations=simulations)
         if m.kind == Kind.BOUND and r.detail is not None:
             bounds[m.ag_order] = r.detail
-        if m.kind == Kind.POLICY and r.schedule is not None:
+        # Only alpha-beta schedules are the solvers' hints (their model).
+        if m.kind == Kind.POLICY and r.schedule is not None and m.timing == DEFAULT_TIMING:
             simulations[hint_name(m.name, m.intra)] = r.schedule
         results.append(r)
     refs = score(results)

@@ -366,8 +366,9 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
     ideal = ideal_ns(instance.network, [instance.collective])
     try:
         if method.kind == Kind.POLICY:
-            res = instance.simulate(make_policy_object(method.name), method.intra,
-                                    method.timing)
+            policy = make_policy_object(method.name)
+            res = (instance.simulate(policy, method.intra) if method.timing == DEFAULT_TIMING
+                   else instance.simulate(policy, method.intra, timing=method.timing))
             # A planning policy served from its cache reports its original planning time.
             out = method.result(Status.SIMULATED, makespan_ns=res.makespan_ns,
                                 runtime_s=max(res.wall_s, res.schedule.meta.get("plan_s", 0.0)),

@@ -106,7 +106,9 @@ class Instance:
         stays alpha-beta). ``astra-sim-1.0`` runs as ``themis simulate --timing
         astra-sim-1.0`` does without a system file: ASTRA-sim 1.0's baseline,
         Themis and round-robin and its plan shapes, FIFO or its SmallestFirst
-        queue, this endpoint delay and these algorithms."""
+        queue, this endpoint delay and these algorithms; ``astra-sim-2`` as
+        ``themis simulate --timing astra-sim-2`` does without a system file (2.x's
+        chunking and plan shape)."""
         from themis.simulator import simulate
         from themis.timing.astra10 import NAME as ASTRA
 
@@ -122,6 +124,14 @@ class Instance:
                                   inter=pol.name if own else None, intra=intra)
             return simulate_astra(self.network, system, self.collective,
                                   policy=None if own else pol)
+        if timing == "astra-sim-2":
+            from themis.astra2_run import simulate_astra2
+            from topologies.system import SystemConfig
+
+            return simulate_astra2(self.network,
+                                   SystemConfig(all_reduce_algorithms=self.algorithms),
+                                   self.collective, policy=policy, intra=intra,
+                                   endpoint_delay_ns=self.endpoint_delay_ns)
         tm = self.timing if timing == "alpha-beta" else make_timing(
             timing, self.network, self.algorithms, self.endpoint_delay_ns)
         return simulate(self.network, self.collective, policy=policy, intra=intra, timing=tm)

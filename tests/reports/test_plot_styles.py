@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 import warnings
 
-from reports.methods import COMPARE_INTRAS, COMPARE_POLICIES
+from reports.methods import every_intra, every_policy
 from reports.plots import bar_style, method_style, plot_gap_by_chunks, plot_order
 from themis.collective import Collective
 from themis.plots import LABEL_CHUNKS_ABOVE, plot_gantt
@@ -16,6 +16,7 @@ SOLVERS = ("cpsat", "highs", "cbc", "improve")
 
 
 def test_every_bundled_method_has_its_own_look() -> None:
+    COMPARE_POLICIES, COMPARE_INTRAS = every_policy(), every_intra()  # noqa: N806
     methods = [f"{p}/{q}" for p in COMPARE_POLICIES for q in COMPARE_INTRAS] + list(SOLVERS)
     looks = {m: tuple(sorted(method_style(m).items())) for m in methods}
     assert len(set(looks.values())) == len(methods)  # lines and markers

@@ -159,3 +159,23 @@ def test_sweep_and_report_say_each_rows_timing(tmp_path: Path,
     head = (tmp_path / "rep2" / "results.csv").read_text().splitlines()[0].split(",")
     assert "timing" not in head
     assert "Under other timing" not in (tmp_path / "rep2" / "README.md").read_text()
+
+
+def test_compare_under_every_registered_timing_matches_simulate(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Each registered timing (astra-sim-2 included) times the rows as ``themis simulate
+    --timing`` does; the --timing help lists the registry."""
+    from themis.timing import timing_names
+
+    inst = Instance(preset_network("small-2d"), 16 * MiB, 3, 10.0)
+    comp = compare(inst, ["themis"], ["fifo"], [], timings=timing_names())
+    assert {r.timing for r in comp.rows} == set(timing_names())
+    for r in comp.rows:
+        want = simulate_json(capsys, "small-2d", "--size", "16MiB", "--chunks", "3",
+                             "--endpoint-delay", "10", "--timing", r.timing,
+                             "--policy", "themis", "--intra", "fifo")["makespan_ns"]
+        assert r.makespan_ns == pytest.approx(want, rel=1e-12)
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    text = capsys.readouterr().out
+    assert all(t in text for t in timing_names())
