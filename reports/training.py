@@ -227,7 +227,7 @@ def paper_table(rows: Sequence[Row]) -> str:
 
 def _mbytes(rows: Sequence[Row], results: dict) -> str:
     """Each workload's collective bytes per iteration (MB, on the first network)."""
-    first = {}
+    first: dict[str, tuple[str, str, str]] = {}
     for r in rows:
         first.setdefault(r.workload, (r.workload, r.network, r.policy))
     return ", ".join(f"{w} {sum(c.size_bytes for c in results[k].collectives) / 1e6:,.1f}"

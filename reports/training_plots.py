@@ -16,12 +16,13 @@ from __future__ import annotations
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from themis.plots import new_figure, save_figure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 #: The qualitative colormap collectives cycle through.
 COLLECTIVE_COLORMAP = "tab20"
@@ -115,7 +116,7 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
     if title:
         ax.set_title(title)
     if path is not None:
-        save_figure(ax.figure, path)
+        save_figure(cast("Figure", ax.figure), path)
     return ax
 
 
@@ -147,5 +148,5 @@ def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None =
     if title:
         ax.set_title(title)
     if path is not None:
-        save_figure(ax.figure, path)
+        save_figure(cast("Figure", ax.figure), path)
     return ax

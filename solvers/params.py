@@ -6,7 +6,7 @@ import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from themis.plans import AgOrder
 from topologies.errors import InputError
@@ -19,7 +19,8 @@ def _positive(name: str, value: object, integer: bool = False, optional: bool = 
     if value is None and optional:
         return
     ok = not isinstance(value, bool) and isinstance(value, int if integer else int | float)
-    if not ok or not value > 0 or (not integer and not math.isfinite(value)):
+    number = cast(float, value)  # an int or a float once ``ok``
+    if not ok or not number > 0 or (not integer and not math.isfinite(number)):
         what = "an integer >= 1" if integer else "a positive finite number"
         raise InputError(f"must be {what}", name, value)
 

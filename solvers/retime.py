@@ -11,6 +11,9 @@ share it).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import cast
+
 from solvers.common import Assignment, ProblemData
 from themis.schedule import Schedule
 from themis.simulator import simulate
@@ -39,7 +42,9 @@ class Retimer:
             self.replays += 1
             res = simulate(inst.network, inst.collective, timing=inst.timing,
                            plans=[assignment.plans(self.data)],
-                           dim_orders=assignment.dim_orders(), ag_order=self.data.ag_order)
+                           dim_orders=cast(dict[int, Sequence[tuple[int, int, int]]],
+                                           assignment.dim_orders()),
+                           ag_order=self.data.ag_order)
             sched = res.schedule
             sched.meta["policy"] = "solver"
             self._cache[key] = sched

@@ -98,7 +98,7 @@ class Instance:
         return f"{self.network.name or self.network.shape()} {format_size(self.size_bytes)} " \
                f"C={self.chunks}"
 
-    def simulate(self, policy: str | InterPolicy = "themis", intra: str = "scf",
+    def simulate(self, policy: str | InterPolicy = "themis", intra: str | None = "scf",
                  timing: str = "alpha-beta") -> SimResult:
         """Run a policy through the simulator on this instance (k = 1).
 

@@ -115,7 +115,7 @@ def npu_graph(network: Network) -> nx.Graph:
             n,
         )
     sizes = [d.npus for d in network.dims]
-    graph = nx.Graph(name=network.name, sizes=tuple(sizes))
+    graph: nx.Graph = nx.Graph(name=network.name, sizes=tuple(sizes))
     for i in range(n):
         graph.add_node(i, kind="npu", coords=npu_coords(i, sizes))
     stride = 1

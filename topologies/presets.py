@@ -18,6 +18,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from topologies.astra import NETWORK_SUFFIXES, read_network
 from topologies.astra.system_file import read_system
@@ -69,7 +70,8 @@ def presets_dir() -> Path:
         return here
     from importlib import resources
 
-    return Path(os.fspath(resources.files("topologies").joinpath("presets")))
+    return Path(os.fspath(cast("os.PathLike[str]",
+                              resources.files("topologies").joinpath("presets"))))
 
 
 def _files(suffixes: tuple[str, ...]) -> dict[str, Path]:

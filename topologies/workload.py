@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
+from typing import cast
 
 from topologies.errors import InputError
 from topologies.units import MAX_LATENCY_NS, MAX_SIZE_BYTES
@@ -344,7 +345,8 @@ _ALIASES = {"mlp": "mlp-model"} | {
 
 def workloads_dir() -> Path:
     """The folder holding the bundled workload files."""
-    return Path(os.fspath(resources.files("topologies").joinpath("presets", "workloads")))
+    return Path(os.fspath(cast("os.PathLike[str]",
+                              resources.files("topologies").joinpath("presets", "workloads"))))
 
 
 def workload_names() -> list[str]:

@@ -13,6 +13,8 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
+from types import ModuleType
+from typing import Any
 
 from topologies.errors import InputError
 
@@ -40,7 +42,7 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", RegistryHelpFormatter)
         super().__init__(*args, **kwargs)
 
-    def _print_message(self, message: str, file=None) -> None:  # type: ignore[override]
+    def _print_message(self, message: str, file=None) -> None:
         # argparse swallows write errors; a full or closed stdout must fail instead.
         if message:
             (file or sys.stderr).write(message)
@@ -78,6 +80,7 @@ class _VersionAction(argparse.Action):
 
 def _register(group: str, sub: argparse._SubParsersAction) -> None:
     """Add the subcommands of one command module (plain imports, one per module)."""
+    module: ModuleType
     if group == "basic":
         from reports.cli import basic as module
     elif group == "solve":
@@ -164,10 +167,10 @@ class StdoutError(OSError):
 class _Stdout:
     """stdout whose write errors are :class:`StdoutError`; a closed stdout (None) fails."""
 
-    def __init__(self, stream: object) -> None:
+    def __init__(self, stream: Any) -> None:
         self._stream = stream
 
-    def _call(self, name: str, *args: object) -> object:
+    def _call(self, name: str, *args: object) -> Any:
         if self._stream is None:  # started with stdout closed (>&-)
             raise StdoutError(errno.EBADF, "stdout is closed")
         try:

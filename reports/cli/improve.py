@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from reports.cli.common import (
     GANTT_HELP,
@@ -89,9 +90,9 @@ def cmd_improve(args: argparse.Namespace) -> int:
           f"{instance.network.describe()} ({instance.network.npus} NPUs)")
     gap = result.gap
     meta = result.meta
-    rows = [
+    rows: list[list[Any]] = [
         ["status", result.status],
-        ["makespan (us)", result.makespan_ns / 1e3],
+        ["makespan (us)", (result.makespan_ns or 0.0) / 1e3],  # improve always has one
         ["start: " + str(meta.get("start", "")), meta.get("start_ns", 0.0) / 1e3],
         ["after local search (us)", meta.get("search_ns", 0.0) / 1e3],
         ["lower bound (us)", result.lower_bound_ns / 1e3],

@@ -153,7 +153,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
           f"{instance.network.describe()} ({instance.network.npus} NPUs), "
           f"AG order {result.ag_order}")
     gap = result.gap
-    rows = [
+    rows: list[list[Any]] = [
         ["status", result.status],
         ["reason", result.reason or "-"],
         ["makespan (us)", "-" if result.makespan_ns is None else result.makespan_ns / 1e3],

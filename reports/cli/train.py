@@ -32,7 +32,7 @@ from topologies.errors import InputError
 #: The inter policy when neither ``--policy`` nor the system file names one.
 DEFAULT_POLICY = "themis"
 #: The policy ``--compare`` measures against.
-BASELINE = {"policy": "baseline", "intra": "fifo"}
+BASELINE: dict[str, Any] = {"policy": "baseline", "intra": "fifo"}
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
@@ -270,7 +270,7 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
           f"{config.chunks} chunks")
     if note:
         print(note)
-    rows = [
+    rows: list[list[Any]] = [
         ["end (us)", _us(result.end_ns)],
         ["compute (us)", _us(result.compute_ns)],
         ["exposed communication (us)", _us(result.exposed_comm_ns)],

@@ -108,10 +108,12 @@ def draw_largest_gap(conn: Any, instances: Sequence[InstanceResult], path: Path,
             break
     if left is None:
         return ""
-    items = [(f"{trow.method}: {trow.makespan_ns / 1e3:,.1f} µs", left)]
+    tms = trow.makespan_ns or 0.0  # a row with a gap has a makespan
+    items = [(f"{trow.method}: {tms / 1e3:,.1f} µs", left)]
     what = ""
     if right is not None:
-        items.append((f"{other.name}: {other.makespan_ns / 1e3:,.1f} µs ({other.status})",
+        oms = other.makespan_ns or 0.0  # ``others`` have a makespan
+        items.append((f"{other.name}: {oms / 1e3:,.1f} µs ({other.status})",
                       right))
         what = f" next to {other.name} ({other.status})"
     to = "to the best known" if key == "gap" else "to the lower bound"

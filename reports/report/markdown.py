@@ -148,18 +148,17 @@ def policy_gaps(data: ReportData) -> list[str]:
         gaps_p = values(proven, m, "gap")
         opt = sum(1 for g in gaps_p if g <= REL_TOL)
         base = "baseline/" + m.split("/", 1)[1]
-        pairs = [(i.makespan(m), i.makespan(base)) for i in instances]
-        pairs = [(t, b) for t, b in pairs if t and b]
-        loses = sum(1 for t, b in pairs if t > b * (1 + REL_TOL))  # type: ignore[operator]
+        both_ns = [(i.makespan(m), i.makespan(base)) for i in instances]
+        pairs = [(t, b) for t, b in both_ns if t and b]
+        loses = len([1 for t, b in pairs if t > b * (1 + REL_TOL)])
         rows.append([m, f"{opt}/{len(gaps_p)}" + (f" ({100 * opt / len(gaps_p):.0f}%)"
                                                   if gaps_p else ""),
                      f"{loses}/{len(pairs)}" if pairs else "-"])
     if len(themis) > 1:
         both = [i for i in proven if any(i.makespan(m) is not None for m in themis)]
-        opt = sum(1 for i in both if min((i.by_method[m].gap for m in themis
-                                          if m in i.by_method
-                                          and i.by_method[m].gap is not None),
-                                         default=math.inf) <= REL_TOL)
+        opt = len([1 for i in both if min((g for m in themis if m in i.by_method
+                                            and (g := i.by_method[m].gap) is not None),
+                                           default=math.inf) <= REL_TOL])
         rows.append(["themis (best of " + ", ".join(q.split("/")[1] for q in themis) + ")",
                      f"{opt}/{len(both)}" + (f" ({100 * opt / len(both):.0f}%)" if both
                                              else ""), "-"])
@@ -214,8 +213,9 @@ def solvers(data: ReportData) -> list[str]:
                   "reproducible).", ""]
     pairs = []
     for i in instances:
-        opt = {v: [r.makespan_ns for r in i.rows if r.kind == Kind.SOLVER
-                   and r.ag_order == v and r.status == Status.OPTIMAL] for v in AgOrder}
+        opt = {v: [ns for r in i.rows if r.kind == Kind.SOLVER and r.ag_order == v
+                   and r.status == Status.OPTIMAL and (ns := r.makespan_ns) is not None]
+               for v in AgOrder}
         if opt[AgOrder.REVERSE] and opt[AgOrder.FREE]:
             pairs.append((min(opt[AgOrder.REVERSE]), min(opt[AgOrder.FREE])))
     if pairs:
@@ -245,8 +245,9 @@ def utilization(data: ReportData) -> list[str]:
     reverse_bounds = [r for i in instances for r in i.bounds()
                       if r.ag_order == AgOrder.REVERSE and r.lb3_ns is not None]
     if reverse_bounds and not data.solved:
-        binding = sum(1 for r in reverse_bounds if r.lower_bound_ns is not None
-                      and r.lb3_ns >= r.lower_bound_ns * (1 - REL_TOL))
+        binding = len([1 for r in reverse_bounds
+                       if r.lower_bound_ns is not None and r.lb3_ns is not None
+                       and r.lb3_ns >= r.lower_bound_ns * (1 - REL_TOL)])
         lines += [f"LB = the bound task's max of LB0-LB3; LB3 is the largest on {binding} of "
                   f"{len(reverse_bounds)} instances.", ""]
     pairs = themis_pairs(data.methods)

@@ -105,8 +105,8 @@ def group(rows: Iterable[dict[str, Any]]) -> list[InstanceResult]:
         results = sorted((MethodResult.from_row(r) for r in rs), key=_row_order)
         refs = score(results)
         res = InstanceResult(InstanceInfo.from_row(rs[0]), results, refs)
-        for r in results:
-            res.by_method[r.name] = r
+        for m in results:
+            res.by_method[m.name] = m
         out.append(res)
     out.sort(key=lambda i: (i.dims, i.info.network_label, i.info.size_bytes, i.chunks,
                             i.info.endpoint_delay_ns))

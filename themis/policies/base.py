@@ -30,7 +30,10 @@ class InterPolicy(Protocol):
     route per chunk (a permutation of ``network.active_dims``).
     """
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The registered name (read-only: policies are often frozen dataclasses)."""
+        ...
 
     def routes(self, collective: Collective, network: Network) -> list[Route]:
         """One route per chunk of ``collective``, in chunk order."""

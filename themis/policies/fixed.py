@@ -33,7 +33,7 @@ class FixedRoute:
         elif routes and all(isinstance(x, int) for x in routes):
             parsed = (tuple(routes),)  # type: ignore[arg-type]
         else:
-            parsed = tuple(tuple(r) for r in routes)  # type: ignore[union-attr]
+            parsed = tuple(tuple(r) for r in routes)  # type: ignore[arg-type]
         if not parsed:
             raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
                              "fixed")

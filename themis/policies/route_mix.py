@@ -161,8 +161,8 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
                 for a_lo, a_hi in itertools.pairwise(levels):
                     a = var(0.0, 1.0)
                     cover = {a: 1.0}
-                    for key, v in values.items():
-                        if v <= a_lo:
+                    for key, level in values.items():
+                        if level <= a_lo:
                             cover[n[key]] = 1.0
                     rows.append((1.0, highspy.kHighsInf, cover))
                     row[a] = -(a_hi - a_lo) / unit

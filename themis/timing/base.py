@@ -34,12 +34,19 @@ class StageCost:
 class Timing(Protocol):
     """A timing model bound to a network and per-dimension algorithms."""
 
-    name: str
-    network: Network
-    algorithms: tuple[str, ...]
-    endpoint_delay_ns: float
-    #: Whether stages running together on a dimension share its bandwidth.
-    shares_bandwidth: bool
+    # Read-only members: the models are frozen dataclasses.
+    @property
+    def name(self) -> str: ...
+    @property
+    def network(self) -> Network: ...
+    @property
+    def algorithms(self) -> tuple[str, ...]: ...
+    @property
+    def endpoint_delay_ns(self) -> float: ...
+    @property
+    def shares_bandwidth(self) -> bool:
+        """Whether stages running together on a dimension share its bandwidth."""
+        ...
     #: The all-reduce plan shapes this model runs; the checker accepts exactly these
     #: (``local-bw-aware`` only in a schedule marked ``local_bw_aware``).
     plan_shapes: ClassVar[tuple[PlanShape, ...]]
