@@ -12,7 +12,10 @@ imported by their full name (``from tests.solvers.solver_cases import small``).
 
 from __future__ import annotations
 
-ALL_SOLVERS = "cpsat,cbc,highs"
+from solvers import backend_names
+
+#: The bundled solvers (the registry's names, cpsat, cbc and highs).
+ALL_SOLVERS = ",".join(backend_names())
 
 
 def pytest_addoption(parser) -> None:

@@ -30,7 +30,7 @@ Spec (read with :mod:`tomllib`; every key is checked before anything runs)::
     policies = ["baseline", "themis", "portfolio", "2,0,1"]  # optional (default:
                                               # reports.methods.DEFAULT_POLICIES); any
                                               # name simulate accepts
-    intra = ["fifo", "scf", "lrw"]            # optional (default: all three)
+    intra = ["fifo", "scf", "lrw"]            # optional (default: DEFAULT_INTRAS, fifo and scf)
     solvers = ["cpsat", "highs"]              # optional (default: none)
     # time_limit_s, ag_order, threads, solver_params, improve, timing may be repeated here to
     # override; "improve" in solvers runs themis improve (reverse AG orders only)
