@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
@@ -125,7 +125,8 @@ LABEL_CHUNKS_ABOVE = 20
 def _label_chunks(ax: Axes, schedule: Schedule, chunk_index: dict[tuple[int, int], int],
                   row: dict[int, int]) -> None:
     """Write each chunk's number on its bars that are wide enough for it."""
-    width_px = ax.figure.get_figwidth() * ax.figure.dpi * 0.8
+    fig = cast("Figure", ax.figure)
+    width_px = fig.get_figwidth() * fig.dpi * 0.8
     span = max(schedule.makespan_ns, 1e-9)
     for s in schedule.stages:
         i = chunk_index.get((s.collective, s.chunk), s.chunk)

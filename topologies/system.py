@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from topologies.errors import InputError
 
@@ -150,7 +151,8 @@ class SystemConfig:
         FIFO, endpoint delay 10 ns, boost mode off, 1 active chunk. Idempotent;
         :attr:`defaulted` lists the keys filled in.
         """
-        changes = {f: v for f, v in ASTRA_DEFAULTS.items() if getattr(self, f) is None}
+        changes: dict[str, Any] = {f: v for f, v in ASTRA_DEFAULTS.items()
+                                   if getattr(self, f) is None}
         if not changes:
             return self
         keys = self.defaulted + tuple(_DEFAULT_KEYS[f] for f in changes)

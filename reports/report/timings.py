@@ -38,9 +38,9 @@ def other_timings(data: markdown.ReportData) -> list[str]:
     for t in timings:
         methods: list[str] = []
         for i in every:
-            for r in i.rows:
-                if r.kind == Kind.POLICY and r.timing == t and r.method not in methods:
-                    methods.append(r.method)
+            for row in i.rows:
+                if row.kind == Kind.POLICY and row.timing == t and row.method not in methods:
+                    methods.append(row.method)
         rows = []
         for m in methods:
             gaps: list[float] = []
