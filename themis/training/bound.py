@@ -88,6 +88,29 @@ class Alternatives:
         self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
         self._memo: dict[tuple[str, tuple[int, ...], float], list[Alternative]] = {}
 
+    def plans(self, kind: str, dims: tuple[int, ...]) -> list[tuple[tuple[str, int], ...]]:
+        """Every stage plan of a chunk: each route (permutation of ``dims``) and shape."""
+        out = []
+        for route in itertools.permutations(dims):
+            if kind == "all-to-all":
+                out.append(tuple((A2A, d) for d in route))
+            elif kind == "all-reduce":
+                out += [stage_plan(kind, route, shape=s) for s in self.shapes]
+            else:
+                out.append(stage_plan(kind, route))
+        return list(dict.fromkeys(out))
+
+    def steps(self, kind: str, plan: tuple[tuple[str, int], ...], size: float
+              ) -> list[tuple[int, float, float]]:
+        """``(dimension, duration ns, byte ns)`` of every stage of ``plan``."""
+        steps = []
+        m: float = size
+        for phase, d in plan:
+            _, c = self.engine.stage_cost(kind, phase, d, m)
+            steps.append((d, c.duration_ns, c.sent_bytes / self.bw[d]))
+            m = c.output_bytes
+        return steps
+
     def of(self, kind: str, dims: tuple[int, ...], size: float) -> list[Alternative]:
         """The distinct alternatives of one chunk of ``size`` bytes."""
         key = (kind, dims, size)
@@ -95,35 +118,23 @@ class Alternatives:
         if hit is not None:
             return hit
         seen: dict[tuple, Alternative] = {}
-        for route in itertools.permutations(dims):
-            if kind == "all-to-all":
-                plans = [tuple((A2A, d) for d in route)]
-            elif kind == "all-reduce":
-                plans = [stage_plan(kind, route, shape=s) for s in self.shapes]
-            else:
-                plans = [stage_plan(kind, route)]
-            for plan in plans:
-                steps = []
-                m: float = size
-                for phase, d in plan:
-                    _, c = self.engine.stage_cost(kind, phase, d, m)
-                    steps.append((d, c.duration_ns, c.sent_bytes / self.bw[d]))
-                    m = c.output_bytes
-                total = sum(t for _, t, _ in steps)
-                load = dict.fromkeys(dims, 0.0)
-                byte = dict.fromkeys(dims, 0.0)
-                head: dict[int, float] = {}
-                tail: dict[int, float] = {}
-                acc = 0.0
-                for d, t, b in steps:
-                    head.setdefault(d, acc)
-                    load[d] += t
-                    byte[d] += b
-                    acc += t
-                    tail[d] = total - acc
-                alt = Alternative(load, byte, head, tail, total)
-                sig = tuple((d, load[d], byte[d], head[d], tail[d]) for d in dims)
-                seen.setdefault(sig, alt)
+        for plan in self.plans(kind, dims):
+            steps = self.steps(kind, plan, size)
+            total = sum(t for _, t, _ in steps)
+            load = dict.fromkeys(dims, 0.0)
+            byte = dict.fromkeys(dims, 0.0)
+            head: dict[int, float] = {}
+            tail: dict[int, float] = {}
+            acc = 0.0
+            for d, t, b in steps:
+                head.setdefault(d, acc)
+                load[d] += t
+                byte[d] += b
+                acc += t
+                tail[d] = total - acc
+            alt = Alternative(load, byte, head, tail, total)
+            sig = tuple((d, load[d], byte[d], head[d], tail[d]) for d in dims)
+            seen.setdefault(sig, alt)
         out = self._memo[key] = list(seen.values())
         return out
 
