@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import copy
 import enum
-import itertools
 import math
 from dataclasses import asdict, dataclass, field
 
@@ -38,6 +37,7 @@ from solvers.common import ProblemData, check_ag_order
 from solvers.highs_model import LinearModel, new_highs
 from themis.instance import Instance
 from themis.metrics import ideal_ns
+from themis.route_model import chain_rows, used_min
 
 __all__ = ["Bounds", "Lb3Method", "RouteCounts", "bounds", "new_highs", "scaled_lb_ticks"]
 
@@ -118,22 +118,14 @@ def _loads(data: ProblemData, n_rs: dict, n_ag: dict, d: int, unit: float) -> di
 
 def _unavoidable_head_tail(m: LinearModel, load: dict[int, float], heads: dict,
                            tails: dict, n_rs: dict, n_ag: dict, unit: float) -> None:
-    """Add to ``load`` the head and tail of a dimension (see the module docstring)."""
+    """Add to ``load`` the head and tail of a dimension (see the module docstring):
+    the smallest RS prefix over the RS routes in use, the smallest AG suffix over the
+    AG orders in use (:func:`themis.route_model.used_min`)."""
     for values, counts in ((heads, n_rs), (tails, n_ag)):
-        # Sorted candidate prefixes h_1 < h_2 < ...; the head is at least h_j unless a
-        # route with a shorter prefix is used: head >= sum_j (h_j - h_{j-1}) *
-        # max(0, 1 - sum_{i: h_i < h_j} n_i). The tail is the same over AG orders.
-        levels = sorted(set(values.values()))
-        for lo, hi in itertools.pairwise(levels):
-            a = m.var(0.0, 1.0)
-            row = {a: 1.0}
-            for key, v in values.items():
-                if v <= lo:
-                    row[counts[key]] = 1.0
-            m.row(1.0, float("inf"), row)
-            load[a] = load.get(a, 0.0) + (hi - lo) / unit
-        if levels and levels[0] > 0:
-            const = levels[0] / unit  # every route's head is at least levels[0]
+        const, terms = used_min(m, values, counts, unit)
+        for a, coef in terms.items():
+            load[a] = load.get(a, 0.0) + coef
+        if const > 0:  # every route's head is at least the smallest one
             c = m.var(const, const)
             load[c] = 1.0
 
@@ -150,12 +142,7 @@ def _chain_rows(m: LinearModel, data: ProblemData, t_var: int, n_rs: dict, n_ag:
     if data.free:
         chains += [(v, data.class_count[k], data.ag_chain(k, q) + min_rs[k])
                    for (k, q), v in n_ag.items()]
-    for v, count, chain in chains:
-        if chain <= floor:  # only chains longer than a bound T already meets can bind
-            continue
-        y = m.var(0.0, 1.0, integer=True)
-        m.row(-float("inf"), 0.0, {v: 1.0, y: -float(count)})
-        m.row(0.0, float("inf"), {t_var: 1.0, y: -chain / unit})
+    chain_rows(m, t_var, chains, unit, floor)
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,12 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    metavar="X", help="multiply every compute time (default 1)")
     p.add_argument("--compare", action="store_true",
                    help="also run baseline / FIFO and print the speed-up over it")
+    p.add_argument("--solve", action="store_true",
+                   help="also solve the iteration exactly (CP-SAT over every chunk's route "
+                        "and every dimension's order; small iterations only, larger ones "
+                        "are refused)")
+    p.add_argument("--solve-budget", type=float_arg("--solve-budget"), default=None,
+                   metavar="S", help="CP-SAT deterministic time for --solve (default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeline", metavar="FILE",
                    help="draw compute and each dimension's collectives over time "
@@ -228,6 +234,14 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         result = simulate_training(workload, network, config, progress=progress)
     finally:
         progress.close()
+    solved = None
+    if args.solve:
+        from solvers.iteration import DETERMINISTIC_S, solve_iteration
+
+        budget = args.solve_budget if args.solve_budget is not None else DETERMINISTIC_S
+        if not budget > 0:
+            raise InputError("must be a positive number", "--solve-budget", budget)
+        solved = solve_iteration(workload, network, config, deterministic_s=budget)
     baseline = None
     if args.compare:
         progress = LongRunProgress(f"train {workload.name} (baseline)", "collectives")
@@ -247,6 +261,8 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
     if baseline is not None:
         data["baseline_end_ns"] = baseline.end_ns
         data["speedup_over_baseline"] = baseline.end_ns / result.end_ns
+    if solved is not None:
+        data["solve"] = solved.to_dict()
     if args.json:
         data.update(workload=workload.name, workload_file=workload.file,
                     parallelism=str(workload.parallelism), network=args.network,
@@ -254,7 +270,28 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         print_json(data)
         return 0
     _print_text(workload, network, config, result, baseline, defaults_note(system))
+    if solved is not None:
+        _print_solved(result, solved)
     return 0
+
+
+def _print_solved(result, solved) -> None:
+    """The exact iteration beside the policy's run."""
+    print()
+    best = solved.makespan_ns
+    rows = [["status", str(solved.status) + (f" ({solved.reason})" if solved.reason else "")],
+            ["exact model end (us)" if str(solved.status) == "optimal" else
+             "best schedule found (us)", "-" if best is None else _us(best)],
+            ["proven lower bound (us)", _us(solved.lower_bound_ns)],
+            ["window bound (us)", _us(solved.iteration_bound_ns)]]
+    if solved.scaling_error_ns:
+        rows.append(["scaling error (ns)", f"{solved.scaling_error_ns:.3f}"])
+    if best:
+        rows.append(["policy end / exact", f"{result.end_ns / best:.4f}"])
+    rows.append(["model size", f"{solved.collectives} collectives, {solved.chunks} chunks, "
+                               f"{solved.intervals} optional stage intervals"])
+    rows.append(["solve wall time (s)", f"{solved.wall_s:.2f}"])
+    print(format_table(["exact iteration (--solve)", "value"], rows))
 
 
 def _us(ns: float) -> float:

@@ -144,3 +144,24 @@ def test_train_report_is_deterministic(capsys, tmp_path) -> None:
         return [line for line in text.splitlines() if "wall time" not in line]
     assert timeless(readme) == timeless((b / "README.md").read_text())
     assert (a / "speedups.png").stat().st_size > 0 and (a / "timeline.png").stat().st_size > 0
+
+
+def test_solve_refuses_a_large_iteration(capsys) -> None:
+    code, out, err = run(capsys, "train", "vgg16", "tpu", "--solve")
+    assert code == 2 and out == ""
+    assert "too large for the exact iteration model" in err and len(err.strip().splitlines()) == 1
+
+
+def test_solve_a_tiny_iteration(capsys, tmp_path) -> None:
+    path = tmp_path / "tiny.txt"
+    path.write_text("DATA\n2\nl0 -1 500 NONE 0 300 NONE 0 200 ALLREDUCE 65536 1\n"
+                    "l1 -1 400 NONE 0 300 NONE 0 100 ALLREDUCE 131072 1\n")
+    data = run_json(capsys, str(path), "small-2d", "--chunks", "2", "--solve",
+                    "--solve-budget", "5")
+    solved = data["solve"]
+    assert solved["status"] in ("optimal", "feasible")
+    assert solved["iteration_bound_ns"] <= solved["lower_bound_ns"] <= solved["makespan_ns"]
+    assert solved["makespan_ns"] <= data["end_ns"]
+    code, out, _ = run(capsys, "train", str(path), "small-2d", "--chunks", "2", "--solve",
+                       "--solve-budget", "5")
+    assert code == 0 and "exact iteration (--solve)" in out

@@ -10,6 +10,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from themis.disciplines import discipline_names
+from themis.policies import policy_names
 from themis.training import TrainingConfig, simulate_training
 from topologies.network import Dimension, Network
 from topologies.workload import parse_workload
@@ -17,7 +19,9 @@ from topologies.workload import parse_workload
 KEYWORDS = ["DATA", "MODEL", "HYBRID_DATA_MODEL", "HYBRID_MODEL_DATA", "HYBRID_TRANSFORMER",
             "HYBRID_DLRM", "MICRO"]
 TYPES = ["NONE", "ALLREDUCE", "ALLGATHER", "REDUCESCATTER"]
-POLICIES = ["baseline", "themis", "round-robin", "themis-running"]
+#: Every registered policy (``fixed`` needs a route: ``0,1,...`` stands for it) and the
+#: training simulator's own themis-running.
+POLICIES = [p for p in policy_names() if p != "fixed"] + ["themis-running"]
 
 
 @st.composite
@@ -46,7 +50,7 @@ def cases(draw):
         cols.append(str(draw(st.integers(1, 20))))
         lines.append(" ".join(cols))
     wl = parse_workload(f"{header}\n{n}\n" + "\n".join(lines) + "\n", "random.txt")
-    chunks = draw(st.sampled_from([1, 2, 4]))
+    chunks = draw(st.sampled_from([1, 2, 4, 16]))
     k = draw(st.sampled_from([1, 2]))
     passes = draw(st.integers(1, 2))
     return wl, net, chunks, k, passes
@@ -60,8 +64,35 @@ def test_bound_below_every_policy(case) -> None:
         base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes)
         lb = simulate_training(wl, net, base).lower_bound_ns
         assert lb is not None and lb >= 0
-        for policy in POLICIES:
-            for intra in ("fifo", "scf"):
+        # A fixed route (the dimensions in reverse), where the logical network is the
+        # physical one (a transformer's model-parallel group may split a dimension).
+        fixed = [] if "TRANSFORMER" in str(wl.parallelism) else [
+            ",".join(map(str, reversed(range(net.ndims))))]
+        for policy in [*POLICIES, *fixed]:
+            for intra in discipline_names():
                 cfg = base.with_(policy=policy, intra=intra)
                 end = simulate_training(wl, net, cfg, bound=False).end_ns
                 assert lb <= end + 1e-6 * end, (timing, policy, intra)
+
+
+def test_bound_is_exact_on_one_dimension() -> None:
+    """One all-reduce (MICRO) on a single ring: every stage runs on the one dimension
+    back to back from t = 0, so the end is the sum of the stage times plus the update
+    time, and so is the bound (head and tail 0, the window's load is every stage)."""
+    from themis.plans import stage_plan
+    from themis.timing import make_timing
+
+    net = Network((Dimension("Ring", 4, 50.0, 100.0),))
+    wl = parse_workload("MICRO\n1\nl0 -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 7\n", "m.txt")
+    cfg = TrainingConfig(timing="alpha-beta", chunks=4, policy="baseline")
+    res = simulate_training(wl, net, cfg)
+    tm = make_timing("alpha-beta", net, None, cfg.endpoint_delay_ns)
+    by_hand = 0.0
+    m = 1048576 / 4
+    for phase, d in stage_plan("all-reduce", (0,)):
+        cost = tm.stage(phase, d, m)
+        by_hand += cost.duration_ns
+        m = cost.output_bytes
+    by_hand = 4 * by_hand + 7
+    assert res.end_ns == by_hand
+    assert by_hand * (1 - 1e-8) <= res.lower_bound_ns <= by_hand

@@ -12,8 +12,8 @@ size take each route (model.md §7, LB3): minimise T with, per dimension,
 T >= smallest head in use + load + smallest tail in use, and T >= the chain
 of every route in use. It uses HiGHS with deterministic limits only (a node
 cap, no wall clock), so its answer is reproducible; it is a *plan*, not a
-bound (the exact bounds live in :mod:`solvers.bounds`, which could reuse
-this model).
+bound (the exact bounds of :mod:`solvers.bounds` are the same model,
+:mod:`themis.route_model`, solved to its dual bound).
 
 :func:`interleave` lays route counts out over the chunk order.
 """
@@ -26,9 +26,10 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from themis.collective import Collective
-from themis.highs import new_highs
+from themis.highs import LinearModel
 from themis.plans import PlanShape, stage_plan
 from themis.policies.base import Route
+from themis.route_model import chain_rows, count_vars, used_min
 from themis.timing import Timing
 from topologies.network import Network
 
@@ -120,90 +121,41 @@ def route_counts(loads: RouteLoads, max_nodes: int = MAX_NODES,
                  heads_tails: bool = True) -> list[dict[int, int]]:
     """How many chunks of each size class take each route (route index -> count).
 
-    The LB3-like integer program of the module docstring, solved by HiGHS with
+    The LB3-like integer program of the module docstring on the shared
+    route-count model (:mod:`themis.route_model`), solved by HiGHS with
     ``max_nodes`` branch-and-bound nodes at most (its best incumbent is used;
     if it has none, the LP optimum rounded by largest remainders).
     ``heads_tails=False`` drops the head, tail and chain terms (the LB2 mix).
     """
-    import highspy
-    import numpy as np
-
     unit = loads.unit_ns
     nr = len(loads.routes)
     ncls = len(loads.sizes)
-    cost: list[float] = [1.0]
-    lo: list[float] = [0.0]
-    hi: list[float] = [highspy.kHighsInf]
-    integer: list[int] = []
-    rows: list[tuple[float, float, dict[int, float]]] = []
-
-    def var(lb: float, ub: float, is_int: bool = False) -> int:
-        cost.append(0.0)
-        lo.append(lb)
-        hi.append(ub)
-        if is_int:
-            integer.append(len(cost) - 1)
-        return len(cost) - 1
-
-    n = {(k, r): var(0.0, float(loads.counts[k]), True) for k in range(ncls) for r in range(nr)}
-    for k in range(ncls):
-        rows.append((loads.counts[k], loads.counts[k], {n[k, r]: 1.0 for r in range(nr)}))
+    m = LinearModel()
+    t_var = m.var(cost=1.0)
+    counts = dict(enumerate(loads.counts))
+    n = count_vars(m, [(k, r) for k in range(ncls) for r in range(nr)], counts, integer=True)
     for d in loads.dims:
-        row: dict[int, float] = {0: 1.0}
+        row: dict[int, float] = {t_var: 1.0}
         for (k, r), v in n.items():
             row[v] = -loads.busy[k][r][d] / unit
         const = 0.0
         if heads_tails:
             for table in (loads.head, loads.tail):
                 values = {key: table[key[0]][key[1]][d] for key in n}
-                levels = sorted(set(values.values()))
-                const += levels[0] / unit
-                for a_lo, a_hi in itertools.pairwise(levels):
-                    a = var(0.0, 1.0)
-                    cover = {a: 1.0}
-                    for key, level in values.items():
-                        if level <= a_lo:
-                            cover[n[key]] = 1.0
-                    rows.append((1.0, highspy.kHighsInf, cover))
-                    row[a] = -(a_hi - a_lo) / unit
-        rows.append((const, highspy.kHighsInf, row))
+                low, terms = used_min(m, values, n, unit)
+                const += low
+                for a, coef in terms.items():
+                    row[a] = -coef
+        m.row(const, float("inf"), row)
     if heads_tails:
-        for (k, r), v in n.items():
-            y = var(0.0, 1.0, True)
-            rows.append((-highspy.kHighsInf, 0.0, {v: 1.0, y: -float(loads.counts[k])}))
-            rows.append((0.0, highspy.kHighsInf, {0: 1.0, y: -loads.chain[k][r] / unit}))
-
-    # HiGHS runs its MIP on one process-wide scheduler whose thread count is fixed by
-    # the first run in the process (e.g. a bound computed with the default threads),
-    # and the MIP's path depends on it: reset it so this model always runs on one
-    # thread, whatever ran before and on any machine.
-    highspy.Highs.resetGlobalScheduler(True)
-    h = new_highs()
-    h.setOptionValue("threads", 1)
-    h.setOptionValue("mip_max_nodes", int(max_nodes))
-    h.setOptionValue("mip_rel_gap", 1e-3)
-    h.setOptionValue("random_seed", 0)
-    nvar = len(cost)
-    h.addVars(nvar, np.array(lo), np.array(hi))
-    h.changeColsCost(nvar, np.arange(nvar, dtype=np.int32), np.array(cost))
-    for r_lo, r_hi, coefs in rows:
-        idx = np.array(list(coefs), dtype=np.int32)
-        h.addRow(r_lo, r_hi, len(idx), idx, np.array(list(coefs.values()), dtype=float))
-    ints = np.array(integer, dtype=np.int32)
-    h.changeColsIntegrality(len(ints), ints,
-                            np.array([highspy.HighsVarType.kInteger] * len(ints)))
-    h.run()
-    sol = h.getSolution()
-    if h.getInfo().primal_solution_status == 2:
-        x = list(sol.col_value)
-        return [_round_counts({r: max(0.0, x[n[k, r]]) for r in range(nr)}, loads.counts[k])
-                for k in range(ncls)]
-    # No incumbent within the node cap: the LP relaxation, rounded.
-    h.changeColsIntegrality(len(ints), ints,
-                            np.array([highspy.HighsVarType.kContinuous] * len(ints)))
-    h.run()
-    x = list(h.getSolution().col_value)
-    return [_round_counts({r: x[n[k, r]] for r in range(nr)}, loads.counts[k])
+        chain_rows(m, t_var, [(v, loads.counts[k], loads.chain[k][r]) for (k, r), v in n.items()],
+                   unit)
+    solved = m.solve(int(max_nodes), rel_gap=1e-3, abs_gap=1e-6)
+    x = solved.solution
+    if x is None:  # no incumbent within the node cap: the LP relaxation, rounded
+        m.integer = []
+        x = m.solve().solution or [0.0] * len(m.cost)
+    return [_round_counts({r: max(0.0, x[n[k, r]]) for r in range(nr)}, loads.counts[k])
             for k in range(ncls)]
 
 

@@ -1,38 +1,53 @@
-"""A lower bound of a training iteration, valid for every policy and discipline.
+"""A lower bound of a training iteration, valid for every policy and discipline: the window LP.
 
-It plays the role of the Themis paper's "Ideal". Two parts:
+It plays the role of the Themis paper's "Ideal". An *alternative* of a chunk
+is a route and stage-plan shape the simulator can run (every permutation of
+its collective's dimensions; RS-AG and, under ``astra-sim-1.0``, ASTRA's
+all-reduce shape); with its stage times alone on their dimensions it has, per
+dimension d, a busy time ``load_d`` (and a byte time, bytes / B), a head
+(its stages before it first reaches d), a tail (its stages after it last
+leaves d) and a chain (all its stages).
 
-1. **The loop with every collective at its own bound.** The workload loop is
-   replayed with each collective c ending exactly ``LB(c)`` after its issue
-   (then its layer's update time): compute, the +1 cycles and every wait are
-   as in the real loop. ``LB(c)`` is the larger of (a) its slowest chunk alone
-   on its best route and plan, and (b) the total stage time of its chunks,
-   each on its best route, over the dimensions it can use and their k servers.
-   Every time in the loop is a max-plus expression that grows with the
-   collectives' end times, and a real collective never ends earlier than its
-   issue plus ``LB(c)``, so by induction over events every replayed time,
-   the end included, is <= the real one. For a blocking collective this is
-   "the compute critical path plus its own bound".
-2. **Bandwidth before the end.** For every replayed issue time tau, all
-   collectives issued at or after tau (their real issues are at or after
-   their replayed ones) have their stages between tau and the end: the end is
-   at least tau + (their total stage time) / (dimensions x k) + the smallest
-   update time among them.
+1. **Each collective's own bound** ``LB_c``: the route-count model
+   (:mod:`themis.route_model`) of its chunks alone, over its dimensions:
+   ``T >= min head_d + sum_a x_a load_d(a) / k + min tail_d`` for every d,
+   ``sum_a x_a = n`` per chunk size, and ``T >=`` the slowest chunk's shortest
+   chain. With at most :data:`INTEGER_CHUNKS` chunks the counts are integers and
+   heads, tails and chains are those of the alternatives in use (LB3's model;
+   the MIP's dual bound after a deterministic node budget).
+2. **Earliest issue times** ``e_c``: the workload loop replayed (max-plus) with
+   each collective finishing at ``e_c + LB_c + u_c`` (``u_c`` its layer's update
+   time). Every loop time is a max-plus expression that grows with collective
+   end times, and no collective ends before its issue plus ``LB_c``, so every
+   replayed time, the end included, is at most the real one: ``e_c`` is at most
+   c's real issue time.
+3. **The window LP.** One routing ``x[c,s,a]`` (chunks of size class s of
+   collective c on alternative a) for the whole iteration. For every threshold
+   tau in {e_c}, with ``S = {c : e_c >= tau}``, and every dimension d used by S:
+   ``M >= tau + min head_d(S) + sum_{c in S,s,a} x[c,s,a] load_d(a) / k
+   + min tail_d(S) + min_{c in S on d} u_c``. Valid: every stage of S starts
+   after tau (its real issue is at or after ``e_c``), the first on d after some
+   chunk's head, d runs at most k stages at once, and after its last stage on d
+   that chunk still runs its tail and its collective its update before the
+   iteration can end. With bandwidth sharing (``alpha-beta``, k > 1) a stage
+   runs at least its time alone and d sends at most B bytes per ns, so the
+   window also holds ``sum x * bytes_d / B`` in place of the busy term. The
+   rows share one x: one routing must satisfy every window.
 
-The bound is the larger of the two. A collective's "stage time" is its
-chunks' stage times over the k servers; with bandwidth sharing
-(``alpha-beta``, k > 1) a dimension sends at most B bytes per ns and runs at
-most k fixed parts at once, so its need is the larger of its byte time
-(bytes / B) and its fixed time over k. The suffix sum of part 2 adds the
-needs (a sum of maxima: valid because each term is).
+The bound is ``max(replay end, LP optimum x (1 - SAFETY))``, the LP's cumulative
+loads written with one column per (threshold, dimension) so the model stays
+linear in size.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from dataclasses import dataclass
 
+from themis.highs import LinearModel
 from themis.plans import PlanShape, stage_plan
+from themis.route_model import chain_rows, count_vars, used_min
 from themis.timing.base import Timing
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.engine import A2A, Engine
@@ -41,10 +56,28 @@ from themis.training.runner import Run
 from topologies.network import Network
 from topologies.workload import Workload
 
+#: Relative margin taken off LP / MIP optima (solver tolerances).
+SAFETY = 1e-9
+#: Collectives of at most this many chunks get the integer model of their own bound.
+INTEGER_CHUNKS = 8
+#: Branch-and-bound nodes of that MIP (a deterministic work limit; its dual bound is used).
+NODE_LIMIT = 200
 
-class _ChainTimes:
-    """Per chunk, over every route and plan shape allowed: the shortest no-wait time,
-    the least byte time (bytes / B summed over stages) and the least fixed time."""
+
+@dataclass(frozen=True)
+class Alternative:
+    """One route and plan shape of one chunk: per-dimension busy, byte, head and tail ns."""
+
+    load_ns: dict[int, float]
+    byte_ns: dict[int, float]
+    head_ns: dict[int, float]
+    tail_ns: dict[int, float]
+    chain_ns: float
+
+
+class Alternatives:
+    """Every alternative of a chunk (kind, dimensions, size), measured with the run's
+    stage costs (:meth:`Engine.stage_cost`) and cached."""
 
     def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
         self.engine = engine
@@ -53,33 +86,185 @@ class _ChainTimes:
             shapes.append(PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM)
         self.shapes = shapes
         self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
-        self._memo: dict[tuple[str, tuple[int, ...], float], tuple[float, float, float]] = {}
+        self._memo: dict[tuple[str, tuple[int, ...], float], list[Alternative]] = {}
 
-    def best(self, kind: str, dims: tuple[int, ...], size: float) -> tuple[float, float, float]:
+    def plans(self, kind: str, dims: tuple[int, ...]) -> list[tuple[tuple[str, int], ...]]:
+        """Every stage plan of a chunk: each route (permutation of ``dims``) and shape."""
+        out = []
+        for route in itertools.permutations(dims):
+            if kind == "all-to-all":
+                out.append(tuple((A2A, d) for d in route))
+            elif kind == "all-reduce":
+                out += [stage_plan(kind, route, shape=s) for s in self.shapes]
+            else:
+                out.append(stage_plan(kind, route))
+        return list(dict.fromkeys(out))
+
+    def steps(self, kind: str, plan: tuple[tuple[str, int], ...], size: float
+              ) -> list[tuple[int, float, float]]:
+        """``(dimension, duration ns, byte ns)`` of every stage of ``plan``."""
+        steps = []
+        m: float = size
+        for phase, d in plan:
+            _, c = self.engine.stage_cost(kind, phase, d, m)
+            steps.append((d, c.duration_ns, c.sent_bytes / self.bw[d]))
+            m = c.output_bytes
+        return steps
+
+    def of(self, kind: str, dims: tuple[int, ...], size: float) -> list[Alternative]:
+        """The distinct alternatives of one chunk of ``size`` bytes."""
         key = (kind, dims, size)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        best = [math.inf, math.inf, math.inf]
-        for route in itertools.permutations(dims):
-            if kind == "all-to-all":
-                plans = [tuple((A2A, d) for d in route)]
-            elif kind == "all-reduce":
-                plans = [stage_plan(kind, route, shape=s) for s in self.shapes]
-            else:
-                plans = [stage_plan(kind, route)]
-            for plan in plans:
-                t = bt = fx = 0.0
-                m: float = size
-                for phase, d in plan:
-                    _, c = self.engine.stage_cost(kind, phase, d, m)
-                    t += c.duration_ns
-                    bt += c.sent_bytes / self.bw[d]
-                    fx += c.fixed_ns
-                    m = c.output_bytes
-                best = [min(best[0], t), min(best[1], bt), min(best[2], fx)]
-        out = self._memo[key] = (best[0], best[1], best[2])
+        seen: dict[tuple, Alternative] = {}
+        for plan in self.plans(kind, dims):
+            steps = self.steps(kind, plan, size)
+            total = sum(t for _, t, _ in steps)
+            load = dict.fromkeys(dims, 0.0)
+            byte = dict.fromkeys(dims, 0.0)
+            head: dict[int, float] = {}
+            tail: dict[int, float] = {}
+            acc = 0.0
+            for d, t, b in steps:
+                head.setdefault(d, acc)
+                load[d] += t
+                byte[d] += b
+                acc += t
+                tail[d] = total - acc
+            alt = Alternative(load, byte, head, tail, total)
+            sig = tuple((d, load[d], byte[d], head[d], tail[d]) for d in dims)
+            seen.setdefault(sig, alt)
+        out = self._memo[key] = list(seen.values())
         return out
+
+
+#: A collective's chunks: (kind, dimensions, ((size, count), ...)).
+Shape = tuple[str, tuple[int, ...], tuple[tuple[float, int], ...]]
+
+
+def _classes(sizes: list[int]) -> tuple[tuple[float, int], ...]:
+    return tuple((float(s), sizes.count(s)) for s in dict.fromkeys(sizes))
+
+
+class WindowBound:
+    """The three parts of the module docstring for one run's stage costs."""
+
+    def __init__(self, alts: Alternatives, k: int, shared: bool) -> None:
+        self.alts, self.k, self.shared = alts, k, shared
+        self._own: dict[Shape, float] = {}
+
+    def alone_ns(self, shape: Shape) -> float:
+        """The slowest chunk's shortest chain."""
+        kind, dims, classes = shape
+        return max(min(a.chain_ns for a in self.alts.of(kind, dims, s)) for s, _ in classes)
+
+    def own_ns(self, shape: Shape) -> float:
+        """``LB_c``: the collective's chunks alone (LP, or the MIP for few chunks)."""
+        hit = self._own.get(shape)
+        if hit is None:
+            hit = self._own[shape] = max(self.alone_ns(shape), self._own_model(shape))
+        return hit
+
+    def _own_model(self, shape: Shape) -> float:
+        kind, dims, classes = shape
+        table = [self.alts.of(kind, dims, s) for s, _ in classes]
+        unit = max(a.chain_ns for alts in table for a in alts) / 1000.0 or 1.0
+        integer = sum(c for _, c in classes) <= INTEGER_CHUNKS
+        m = LinearModel()
+        t_var = m.var(cost=1.0)
+        keys = [(i, j) for i, alts in enumerate(table) for j in range(len(alts))]
+        n = count_vars(m, keys, {i: c for i, (_, c) in enumerate(classes)}, integer)
+        for d in dims:
+            for field in self._fields():
+                row = {t_var: 1.0}
+                for (i, j), v in n.items():
+                    row[v] = -self._coef(table[i][j], d, field) / unit
+                const = 0.0
+                for part in ("head_ns", "tail_ns"):
+                    values = {key: getattr(table[key[0]][key[1]], part)[d] for key in keys}
+                    if integer:
+                        low, terms = used_min(m, values, n, unit)
+                        for a, coef in terms.items():
+                            row[a] = -coef
+                    else:
+                        low = min(values.values()) / unit
+                    const += low
+                m.row(const, math.inf, row)
+        if integer:
+            chain_rows(m, t_var, [(v, classes[i][1], table[i][j].chain_ns)
+                                  for (i, j), v in n.items()], unit)
+        solved = m.solve(NODE_LIMIT if integer else None)
+        if solved.stop in ("failed", "wall"):
+            return 0.0
+        return max(0.0, solved.value * unit * (1.0 - SAFETY))
+
+    def _fields(self) -> tuple[str, ...]:
+        return ("load", "byte") if self.shared else ("load",)
+
+    def _coef(self, alt: Alternative, d: int, field: str) -> float:
+        return alt.load_ns[d] / self.k if field == "load" else alt.byte_ns[d]
+
+    def windows_ns(self, issued: list[tuple[float, Shape, float]]) -> float:
+        """The window LP over ``(e_c, shape, u_c)`` of every collective (0 if it fails)."""
+        if not issued:
+            return 0.0
+        # Collectives issued at the same replayed time are in the same windows: merge
+        # their chunks per (kind, dimensions, size); keep their least update time per dim.
+        groups: dict[float, dict[tuple[str, tuple[int, ...], float], int]] = {}
+        upd: dict[float, dict[int, float]] = {}
+        for e, (kind, dims, classes), u in issued:
+            g = groups.setdefault(e, {})
+            for s, c in classes:
+                g[(kind, dims, s)] = g.get((kind, dims, s), 0) + c
+            ud = upd.setdefault(e, {})
+            for d in dims:
+                ud[d] = min(ud.get(d, math.inf), u)
+        taus = sorted(groups, reverse=True)
+        unit = max(a.chain_ns for g in groups.values() for (kind, dims, s) in g
+                   for a in self.alts.of(kind, dims, s)) / 1000.0 or 1.0
+        m = LinearModel()
+        t_var = m.var(cost=1.0)
+        cum: dict[tuple[int, str], int] = {}  # (dim, field) -> column of S's load so far
+        head = {}
+        tail = {}
+        least_u = {}
+        for tau in taus:
+            keys = []
+            counts = {}
+            for i, ((kind, dims, s), c) in enumerate(groups[tau].items()):
+                counts[i] = c
+                keys += [(i, j) for j in range(len(self.alts.of(kind, dims, s)))]
+            n = count_vars(m, keys, counts, integer=False)
+            info = list(groups[tau])
+            for d, u in upd[tau].items():
+                least_u[d] = min(least_u.get(d, math.inf), u)
+            for (i, j) in keys:
+                kind, dims, s = info[i]
+                alt = self.alts.of(kind, dims, s)[j]
+                for d in dims:
+                    head[d] = min(head.get(d, math.inf), alt.head_ns[d])
+                    tail[d] = min(tail.get(d, math.inf), alt.tail_ns[d])
+            for d in sorted(least_u):
+                for field in self._fields():
+                    new = m.var()
+                    row = {new: 1.0}
+                    if (d, field) in cum:
+                        row[cum[d, field]] = -1.0
+                    for (i, j), v in n.items():
+                        kind, dims, s = info[i]
+                        if d in dims:
+                            coef = self._coef(self.alts.of(kind, dims, s)[j], d, field)
+                            if coef:
+                                row[v] = -coef / unit
+                    m.row(0.0, 0.0, row)
+                    cum[d, field] = new
+                    const = (tau + head[d] + tail[d] + least_u[d]) / unit
+                    m.row(const, math.inf, {t_var: 1.0, new: -1.0})
+        solved = m.solve()
+        if solved.stop != "optimal":
+            return 0.0
+        return max(0.0, solved.value * unit * (1.0 - SAFETY))
 
 
 def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
@@ -89,41 +274,24 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
 
     astra = cfg.timing == ASTRA
     engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
-    chains = _ChainTimes(engine, astra, cfg.local_bw_aware)
+    bound = WindowBound(Alternatives(engine, astra, cfg.local_bw_aware), cfg.active_chunks,
+                        shared)
     shapes = CollectiveShapes(wl, network, b, cfg)
-    k = cfg.active_chunks
-    issued: list[tuple[float, float, int]] = []  # (issue, capacity work, update)
-
-    def capacity(work: tuple[float, float, float]) -> float:
-        """Dimension-ns a collective needs: stage time over k servers, or with sharing
-        its byte time (one bandwidth) and its fixed time (k at once), whichever is more."""
-        return max(work[1], work[2] / k) if shared else work[0] / k
-    total_dims = len(network.active_dims)
+    issued: list[tuple[float, Shape, float]] = []  # (e_c, shape, u_c)
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
         if shape is None:
             return None
-        kind, size, sizes, _, dims, prio = shape
+        kind, size, sizes, _, dims, _ = shape
         now = engine.now
-        alone = max(chains.best(kind, dims, s)[0] for s in set(sizes))
-        parts = [chains.best(kind, dims, s) for s in sizes]
-        work = tuple(sum(p[j] for p in parts) for j in range(3))
-        need = capacity(work)  # type: ignore[arg-type]
-        lb = max(alone, need / len(dims))
-        issued.append((now, need, wl.layers[i].update_ns))
+        key: Shape = (kind, dims, _classes(sizes))
+        issued.append((now, key, wl.layers[i].update_ns))
         rec = CollectiveRecord(len(issued) - 1, i, str(phase), kind, size, dims, now)
-        engine.at(now + lb, lambda: run.collective_done(rec, i, phase, engine.now))
+        engine.at(now + bound.own_ns(key), lambda: run.collective_done(rec, i, phase, engine.now))
         return rec
 
     run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
     drive(run, wl, cfg.passes)
-    best = float(run.end_ns if run.end_ns is not None else 0.0)
-    issued.sort()
-    work = 0.0
-    update = math.inf
-    for tau, w, u in reversed(issued):
-        work += w
-        update = min(update, u)
-        best = max(best, tau + work / total_dims + update)
-    return best
+    replay = float(run.end_ns if run.end_ns is not None else 0.0)
+    return max(replay, bound.windows_ns(issued))

@@ -1,0 +1,13 @@
+"""Exact small training iterations: the CP-SAT model of a whole iteration (:mod:`.model`)
+over the loop's trace (:mod:`.trace`)."""
+
+from solvers.iteration.model import (
+    DETERMINISTIC_S,
+    MAX_INTERVALS,
+    IterationResult,
+    replay_iteration,
+    solve_iteration,
+)
+
+__all__ = ["DETERMINISTIC_S", "MAX_INTERVALS", "IterationResult", "replay_iteration",
+           "solve_iteration"]
