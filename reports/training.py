@@ -252,7 +252,7 @@ def findings(rows: Sequence[Row]) -> str:
             line += f"; bound / end {mean(bounded):.2f} on average (1 = at the bound)"
         out.append(line + ".")
     known = [r for r in rows if not math.isnan(r.lower_bound_ns)]
-    cases = {}
+    cases: dict[tuple[str, str], list] = {}
     for r in known:
         cases.setdefault((r.workload, r.network), []).append(r)
     if cases:

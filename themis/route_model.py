@@ -28,14 +28,18 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Hashable, Iterable, Mapping
+from typing import TypeVar
 
 from themis.highs import LinearModel
 
-Key = Hashable
+Alt = TypeVar("Alt", bound=Hashable)
+"""An alternative's key (a route index, a (route, shape) pair...)."""
+Key = TypeVar("Key", bound=Hashable)
+"""A count column's key (usually ``(class, alternative)``)."""
 
 
-def count_vars(m: LinearModel, keys: Iterable[tuple[int, Key]], counts: Mapping[int, int],
-               integer: bool) -> dict[tuple[int, Key], int]:
+def count_vars(m: LinearModel, keys: Iterable[tuple[int, Alt]], counts: Mapping[int, int],
+               integer: bool) -> dict[tuple[int, Alt], int]:
     """Count columns ``n[(class, alternative)]`` in [0, count of the class], and per class
     the row ``sum_alternatives n = count``. ``keys`` lists ``(class, alternative)``."""
     n = {key: m.var(0.0, float(counts[key[0]]), integer=integer) for key in keys}

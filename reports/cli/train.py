@@ -279,7 +279,9 @@ def _print_solved(result, solved) -> None:
     """The exact iteration beside the policy's run."""
     print()
     best = solved.makespan_ns
-    rows = [["status", str(solved.status) + (f" ({solved.reason})" if solved.reason else "")],
+    status = str(solved.status) + (f" ({solved.reason})" if solved.reason else "")
+    rows: list[list[object]] = [
+            ["status", status],
             ["exact model end (us)" if str(solved.status) == "optimal" else
              "best schedule found (us)", "-" if best is None else _us(best)],
             ["proven lower bound (us)", _us(solved.lower_bound_ns)],

@@ -31,8 +31,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any, cast
 
-from solvers.iteration.trace import Trace, record
+from solvers.iteration.trace import Issue, Trace, record
 from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.timing import make_timing
@@ -144,10 +145,11 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     options: list[list[list[tuple[Plan, list[tuple[int, float]]]]]] = []
     n_int = 0
     for kind, sizes, dims, _ in found:
-        plans = alts.plans(kind, dims)
+        kind_plans = alts.plans(kind, dims)
         per = []
         for size in sizes:
-            opts = [(p, [(d, t) for d, t, _ in alts.steps(kind, p, float(size))]) for p in plans]
+            opts = [(p, [(d, t) for d, t, _ in alts.steps(kind, p, float(size))])
+                    for p in kind_plans]
             n_int += sum(len(st) for _, st in opts)
             per.append(opts)
         options.append(per)
@@ -160,7 +162,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     hint = _best_policy(workload, network, cfg)
 
     durations = [t for per in options for opts in per for _, st in opts for _, t in st]
-    delays = [float(v) for op, v in trace.ops if op == "delay"]
+    delays = [float(cast(float, v)) for op, v in trace.ops if op == "delay"]
     updates = [float(s.wl.layers[i].update_ns) for *_, i in found]
     exact = all(float(v).is_integer() for v in durations + delays + updates)
     tick = 1.0 if exact else max(durations + [1.0]) / RESOLUTION
@@ -178,21 +180,21 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     finish = [m.new_int_var(0, horizon, f"F{c}") for c in range(len(found))]
     choice: list[list[list]] = []
     starts: list[list[list[list]]] = []
-    release: dict[int, object] = {}
-    thread = None
+    release: dict[int, tuple[Any, int]] = {}
+    thread: Any = None
     offset = 0
     for op, value in trace.ops:
         if op == "delay":
-            offset += ticks(float(value))  # type: ignore[arg-type]
+            offset += ticks(float(cast(float, value)))
         elif op == "issue":
-            release[value.index] = (thread, offset)  # type: ignore[union-attr]
+            release[cast(Issue, value).index] = (thread, offset)
         else:
             p = m.new_int_var(0, horizon, "P")
             if thread is not None:
                 m.add(p >= thread + offset)
             else:
                 m.add(p >= offset)
-            for c in value:  # type: ignore[union-attr]
+            for c in cast(list[int], value):
                 m.add(p >= finish[c])
             thread, offset = p, 0
     for c, (_, sizes, _, layer) in enumerate(found):
@@ -252,15 +254,15 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = float(deterministic_s)
     solver.parameters.random_seed = 0
-    st = solver.solve(m)
+    code = solver.solve(m)
     bound_ns = max(0.0, solver.best_objective_bound * tick - rounded * tick) \
-        if st in (cp_model.OPTIMAL, cp_model.FEASIBLE) else 0.0
+        if code in (cp_model.OPTIMAL, cp_model.FEASIBLE) else 0.0
     result = IterationResult(Status.UNKNOWN, None, None, max(lb_iter, bound_ns), lb_iter,
                              rounded * tick, len(found), nchunks, n_int)
-    if st == cp_model.INFEASIBLE:
+    if code == cp_model.INFEASIBLE:
         result.status, result.reason = Status.INFEASIBLE, "the model has no schedule (a bug)"
-    if st not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        result.stopped_by = "deterministic" if st == cp_model.UNKNOWN else ""
+    if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        result.stopped_by = "deterministic" if code == cp_model.UNKNOWN else ""
         result.reason = result.reason or "no schedule within the deterministic budget"
         result.wall_s = time.perf_counter() - t0
         return result
@@ -268,7 +270,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     plans: list[list[Plan]] = []
     keyed: dict[int, list[tuple[int, int, int, int, int]]] = {}
     for c, per in enumerate(options):
-        cp = []
+        cp: list[Plan] = []
         for j, opts in enumerate(per):
             a = next(a for a, v in enumerate(choice[c][j]) if solver.boolean_value(v))
             cp.append(opts[a][0])
@@ -279,7 +281,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     orders = {d: [(c, j, step) for _, _, c, j, step in sorted(v)] for d, v in keyed.items()}
     result.plans, result.orders = plans, orders
     result.makespan_ns = replay_iteration(workload, network, cfg, plans, orders)
-    optimal = st == cp_model.OPTIMAL
+    optimal = code == cp_model.OPTIMAL
     if optimal:
         result.lower_bound_ns = max(result.lower_bound_ns,
                                     min(result.makespan_ns or math.inf,

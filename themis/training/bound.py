@@ -226,9 +226,9 @@ class WindowBound:
         m = LinearModel()
         t_var = m.var(cost=1.0)
         cum: dict[tuple[int, str], int] = {}  # (dim, field) -> column of S's load so far
-        head = {}
-        tail = {}
-        least_u = {}
+        head: dict[int, float] = {}
+        tail: dict[int, float] = {}
+        least_u: dict[int, float] = {}
         for tau in taus:
             keys = []
             counts = {}
