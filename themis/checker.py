@@ -63,6 +63,9 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
         return [Violation("timing", f"cannot build timing {schedule.timing!r}: {err}")]
     k = schedule.active_chunks
     active = sorted(net.active_dims)
+    timing_of = _collective_timings(schedule, tm)
+    if isinstance(timing_of, Violation):
+        return [timing_of]
 
     # -- collectives and chunk plans ---------------------------------------------------
     if len(schedule.issue_ns) != len(schedule.collectives):
@@ -79,24 +82,26 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
             continue
         coll = schedule.collectives[cp.collective]
         seen_chunks[cp.collective].append(cp)
-        if sorted(cp.route) != active:
+        span = active if schedule.spans is None else _span(schedule, cp.collective, active)
+        if sorted(cp.route) != span:
             out.append(Violation("route", f"chunk {key}: route {cp.route} is not a "
-                                          f"permutation of dimensions {active}"))
+                                          f"permutation of dimensions {span}"))
         phases = tuple(cp.phases)
-        ok = phases in _valid_plans(schedule, tm, coll.kind, tuple(cp.route))
+        ok = phases in _valid_plans(schedule, timing_of(cp.collective), coll.kind,
+                                    tuple(cp.route))
         if not ok and coll.kind == "all-reduce" and schedule.ag_order == "free":
-            n = len(active)
+            n = len(span)
             rs, ag = phases[:n], phases[n:]
             ok = (len(phases) == 2 * n and tuple(d for _, d in rs) == tuple(cp.route)
                   and all(p == "RS" for p, _ in rs) and all(p == "AG" for p, _ in ag)
-                  and sorted(d for _, d in ag) == active)
+                  and sorted(d for _, d in ag) == span)
         if not ok:
             out.append(Violation("plan", f"chunk {key}: stages {phases} do not follow "
                                          f"route {cp.route} for a {coll.kind}"))
         plans[key] = phases
     for ci, coll in enumerate(schedule.collectives):
         sizes = sorted((c.chunk, c.size_bytes) for c in seen_chunks.get(ci, []))
-        want = list(enumerate(coll.chunk_sizes()))
+        want = list(enumerate(schedule.expected_chunk_sizes(ci)))
         if sizes != want:
             out.append(Violation("chunks", f"collective {ci}: chunks and sizes {sizes[:4]}... "
                                            f"differ from the chunking of {coll}"))
@@ -116,7 +121,7 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
             continue
         coll = schedule.collectives[key[0]]
         prev_end = schedule.issue_ns[key[0]] if key[0] < len(schedule.issue_ns) else 0.0
-        costs = chain(tm, coll.kind, sizes_of[key], phases)
+        costs = chain(timing_of(key[0]), coll.kind, sizes_of[key], phases)
         for s, (phase, d), (m, cost) in zip(stages, phases, costs, strict=True):
             where = f"chunk {key} step {s.step}"
             if (s.phase, s.dim) != (phase, d):
@@ -169,11 +174,44 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
                 break
 
     if tm.shares_bandwidth and k > 1:
-        out.extend(_check_shared_durations(schedule, tm, per_dim))
+        out.extend(_check_shared_durations(schedule, timing_of, per_dim))
     return out
 
 
-def _check_shared_durations(schedule: Schedule, tm: Timing, per_dim) -> list[Violation]:
+def _span(schedule: Schedule, ci: int, active: list[int]) -> list[int]:
+    """Collective ``ci``'s dimensions (those of its span the network has links on)."""
+    if not 0 <= ci < len(schedule.spans or ()):
+        return active
+    return sorted(d for d in schedule.span(ci) if d in active)
+
+
+def _collective_timings(schedule: Schedule, tm: Timing):
+    """``ci -> timing`` of each collective (its span's network view and its kind's
+    algorithms), or a :class:`Violation` when one cannot be built."""
+    if schedule.spans is None and not schedule.kind_algorithms:
+        return lambda ci: tm
+    made: dict[tuple, Timing] = {}
+    kinds = [c.kind for c in schedule.collectives]
+    try:
+        for ci, kind in enumerate(kinds):
+            algos = schedule.kind_algorithms.get(kind, schedule.algorithms)
+            span = tuple(schedule.span(ci)) if schedule.spans is not None \
+                and ci < len(schedule.spans) else None
+            key = (span, tuple(algos))
+            if key not in made:
+                net = schedule.collective_network(ci) if span is not None \
+                    else schedule.network
+                made[key] = make_timing(schedule.timing, net, algos, schedule.endpoint_delay_ns)
+    except Exception as err:  # bad per-kind algorithms: report, don't crash
+        return Violation("timing", f"cannot build timing {schedule.timing!r}: {err}")
+    keys = [(tuple(schedule.span(ci)) if schedule.spans is not None
+             and ci < len(schedule.spans) else None,
+             tuple(schedule.kind_algorithms.get(kind, schedule.algorithms)))
+            for ci, kind in enumerate(kinds)]
+    return lambda ci: made[keys[ci]] if 0 <= ci < len(keys) else tm
+
+
+def _check_shared_durations(schedule: Schedule, timing_of, per_dim) -> list[Violation]:
     """Recompute ends under equal bandwidth sharing, given the start times.
 
     Each stage spends its fixed time, then sends its bytes at B / n(t), n(t)
@@ -184,7 +222,7 @@ def _check_shared_durations(schedule: Schedule, tm: Timing, per_dim) -> list[Vio
         bw = schedule.network.dims[d].bandwidth_bytes_per_ns
         costs = {}
         for s in stages:
-            c = tm.stage(s.phase, d, s.input_bytes)
+            c = timing_of(s.collective).stage(s.phase, d, s.input_bytes)
             costs[s] = (s.start_ns + c.fixed_ns, c.sent_bytes)
         pending = sorted(stages, key=lambda s: s.start_ns)
         remaining: dict[Stage, float] = {}

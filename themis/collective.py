@@ -7,6 +7,9 @@ from dataclasses import dataclass
 from topologies.errors import InputError
 
 COLLECTIVES: tuple[str, ...] = ("all-reduce", "reduce-scatter", "all-gather")
+#: The all-to-all of training workloads (DLRM): simulated and checked, not offered
+#: to the single-collective commands, policies or solvers.
+ALL_TO_ALL = "all-to-all"
 
 _ALIASES = {
     "all-reduce": "all-reduce",
@@ -18,6 +21,8 @@ _ALIASES = {
     "all-gather": "all-gather",
     "allgather": "all-gather",
     "ag": "all-gather",
+    "all-to-all": ALL_TO_ALL,
+    "alltoall": ALL_TO_ALL,
 }
 
 

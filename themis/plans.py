@@ -22,9 +22,13 @@ class StagePhase(StrEnum):
     AG = "AG"
     #: a whole all-reduce on one dimension (the size is kept)
     AR = "AR"
+    #: an all-to-all on one dimension: every NPU sends 1/P of the chunk to every
+    #: other NPU of the dimension in parallel (the size is kept; a training run's
+    #: ASTRA-sim ``direct`` all-to-all, workloads.md §2)
+    A2A = "A2A"
 
 
-_RS, _AG, _AR = StagePhase.RS, StagePhase.AG, StagePhase.AR
+_RS, _AG, _AR, _A2A = StagePhase.RS, StagePhase.AG, StagePhase.AR, StagePhase.A2A
 
 
 class PlanShape(StrEnum):
@@ -61,14 +65,17 @@ def stage_plan(
     """The (phase, dim) sequence of a chunk of a ``kind`` collective along ``route``.
 
     reduce-scatter: RS along ``route``; all-gather: AG along ``route``;
-    all-reduce: per ``shape`` (see :class:`PlanShape`); ``ag_route`` (RS_AG
-    only) is the AG order, by default the reverse of ``route``.
+    all-to-all: A2A along ``route``; all-reduce: per ``shape`` (see
+    :class:`PlanShape`); ``ag_route`` (RS_AG only) is the AG order, by default
+    the reverse of ``route``.
     """
     route = tuple(route)
     if kind == "reduce-scatter":
         return tuple((_RS, d) for d in route)
     if kind == "all-gather":
         return tuple((_AG, d) for d in route)
+    if kind == "all-to-all":
+        return tuple((_A2A, d) for d in route)
     if kind != "all-reduce":
         raise ValueError(f"unknown collective {kind!r}")
     shape = PlanShape(shape)

@@ -11,7 +11,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -24,7 +24,7 @@ from topologies.network import Dimension, Network
 FORMAT_VERSION = 1
 
 __all__ = ["FORMAT_VERSION", "ChunkPlan", "Plan", "PlanShape", "Schedule", "Stage",
-           "stage_plan", "write_text_atomic"]
+           "astra_chunk_sizes", "span_network", "stage_plan", "write_text_atomic"]
 
 
 class Stage(NamedTuple):
@@ -61,6 +61,17 @@ class Schedule:
     may run at once; ``issue_ns[i]`` is when collective i was issued.
     ``timing_options`` are the timing model's further parameters (its
     ``options``, e.g. ``astra-sim-2``'s ``local_mem_bw_GBps``), empty for most.
+
+    A training run (:mod:`themis.training`) adds three things a single
+    collective never needs: ``spans[i]``, the dimensions collective i crosses
+    (``None``: every active dimension; its chunks see the network with the
+    other dimensions at size 1); ``chunking``, ``"project"`` (C chunks of
+    S // C plus a remainder), ``"per-npu"`` (the same rule applied to each
+    NPU's input, which for an all-gather is its shard S / N) or
+    ``"astra-sim-1.0"`` (chunks of S // C while bytes remain, of each NPU's
+    input); and
+    ``kind_algorithms``, per-dimension algorithms of a collective kind that
+    differ from ``algorithms`` (ASTRA-sim's per-kind implementations).
     """
 
     network: Network
@@ -76,6 +87,9 @@ class Schedule:
     local_bw_aware: bool = False
     meta: dict = field(default_factory=dict)
     timing_options: dict = field(default_factory=dict)
+    spans: list[tuple[int, ...]] | None = None
+    chunking: str = "project"
+    kind_algorithms: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def deferred(cls, make_stages: Callable[[], list[Stage]], **fields: Any) -> Schedule:
@@ -109,6 +123,33 @@ class Schedule:
     def makespan_ns(self) -> float:
         """End of the last stage (0 for an empty schedule)."""
         return max((s.end_ns for s in self.stages), default=0.0)
+
+    def span(self, collective: int) -> tuple[int, ...]:
+        """The dimensions collective ``collective`` crosses."""
+        if self.spans is None:
+            return tuple(self.network.active_dims)
+        return tuple(self.spans[collective])
+
+    def collective_network(self, collective: int) -> Network:
+        """The network as collective ``collective`` sees it: the dimensions outside
+        its span at size 1 (the whole network without ``spans``)."""
+        if self.spans is None:
+            return self.network
+        return span_network(self.network, self.spans[collective])
+
+    def expected_chunk_sizes(self, collective: int) -> list[int]:
+        """The chunk sizes (all-gather: of the output) the chunking rule gives."""
+        coll = self.collectives[collective]
+        if self.chunking == "project":
+            return coll.chunk_sizes()
+        npus = 1
+        if coll.kind == "all-gather":
+            for d in self.span(collective):
+                npus *= self.network.dims[d].npus
+        shard = coll.size_bytes // npus
+        if self.chunking == "astra-sim-1.0":
+            return [npus * c for c in astra_chunk_sizes(shard, coll.chunks)]
+        return [npus * c for c in Collective(coll.kind, shard, coll.chunks).chunk_sizes()]
 
     def routes(self) -> dict[tuple[int, int], tuple[int, ...]]:
         """(collective, chunk) -> route."""
@@ -171,7 +212,10 @@ class Schedule:
             "stages": [list(s) for s in self.stages],
             "meta": self.meta,
             "makespan_ns": self.makespan_ns,
-        }
+        } | ({"spans": [list(sp) for sp in self.spans]} if self.spans is not None else {}) \
+            | ({"chunking": self.chunking} if self.chunking != "project" else {}) \
+            | ({"kind_algorithms": {k: list(v) for k, v in self.kind_algorithms.items()}}
+               if self.kind_algorithms else {})
 
     @classmethod
     def from_dict(cls, data: dict, file: str = "") -> Schedule:
@@ -210,6 +254,11 @@ class Schedule:
                 local_bw_aware=bool(data.get("local_bw_aware", False)),
                 meta=data.get("meta", {}),
                 timing_options=dict(data.get("timing_options") or {}),
+                spans=([tuple(int(d) for d in sp) for sp in data["spans"]]
+                       if data.get("spans") is not None else None),
+                chunking=str(data.get("chunking", "project")),
+                kind_algorithms={str(k): tuple(v)
+                                 for k, v in data.get("kind_algorithms", {}).items()},
             )
         except InputError as err:
             raise err.in_file(file) from None
@@ -236,6 +285,25 @@ class Schedule:
         except (OSError, json.JSONDecodeError) as err:
             raise InputError(f"cannot read JSON ({err})", "schedule", None, str(p)) from None
         return cls.from_dict(data, str(p))
+
+
+def astra_chunk_sizes(size_bytes: int, splits: int) -> list[int]:
+    """ASTRA-sim 1.0's chunking: chunks of S // C while bytes remain (the last one
+    the rest), as its ``Sys::generate_collective`` cuts a stream."""
+    c = size_bytes // splits
+    if c <= 0:
+        return [size_bytes]
+    sizes = [c] * (size_bytes // c)
+    if size_bytes % c:
+        sizes.append(size_bytes % c)
+    return sizes
+
+
+def span_network(network: Network, span: tuple[int, ...] | list[int]) -> Network:
+    """``network`` with every dimension outside ``span`` at size 1."""
+    keep = set(span)
+    return replace(network, dims=tuple(d if i in keep else replace(d, npus=1)
+                                       for i, d in enumerate(network.dims)))
 
 
 def write_text_atomic(path: str | os.PathLike, text: str) -> None:

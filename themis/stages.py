@@ -87,7 +87,8 @@ class StageTable:
     stage ``sid`` that is not its chunk's ``last`` is ``sid + 1``. ``chunks``
     lists (collective, chunk, first stage id, stage count) per chunk.
     ``cache`` is scratch space where a discipline may keep arrays it derives
-    once per run (e.g. the remaining work of every stage).
+    once per run (e.g. the remaining work of every stage). ``priority`` is
+    filled by :class:`themis.engine.Engine` for the priority disciplines.
     """
 
     dim: list[int] = field(default_factory=list)
@@ -100,6 +101,8 @@ class StageTable:
     last: list[bool] = field(default_factory=list)
     chunks: list[tuple[int, int, int, int]] = field(default_factory=list)
     cache: dict[str, object] = field(default_factory=dict)
+    #: Per stage, its collective's priority (a training run's; empty otherwise).
+    priority: list[int] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.dim)

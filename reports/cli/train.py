@@ -16,6 +16,7 @@ import time
 from typing import IO, Any
 
 from reports.cli.common import (
+    GANTT_HELP,
     add_network_args,
     check_output,
     defaults_note,
@@ -83,6 +84,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--timeline", metavar="FILE",
                    help="draw compute and each dimension's collectives over time "
                         "(.png, .pdf or .svg)")
+    p.add_argument("--gantt", metavar="FILE.png",
+                   help=GANTT_HELP + ": every stage of the run, one row per (logical) "
+                        "dimension")
     p.set_defaults(func=cmd_train)
 
     p = sub.add_parser("train-report",
@@ -185,6 +189,7 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
                          "it times single collectives with themis simulate): use "
                          "astra-sim-1.0 or alpha-beta", "--timing", args.timing)
     check_output(args.timeline, "--timeline", figure=True)
+    check_output(args.gantt, "--gantt", figure=True)
     values = {"passes": args.passes, "policy": args.policy, "intra": args.intra,
               "timing": args.timing, "chunks": args.chunks, "comm_scale": args.comm_scale,
               "compute_scale": args.compute_scale}
@@ -257,6 +262,12 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         plot_training_timeline(result, path=args.timeline,
                                title=f"{workload.name} on {args.network}: "
                                      f"{config.policy} / {config.intra}")
+    if args.gantt:
+        from themis.plots import plot_gantt
+
+        plot_gantt(result.schedule, path=args.gantt,
+                   title=f"{workload.name} on {args.network}: {config.policy} / "
+                         f"{config.intra}, {result.end_ns / 1e3:,.1f} us")
     data = result.to_dict()
     if baseline is not None:
         data["baseline_end_ns"] = baseline.end_ns

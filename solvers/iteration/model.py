@@ -36,14 +36,15 @@ from typing import Any, cast
 from solvers.iteration.trace import Issue, Trace, record
 from solvers.result import Status
 from themis.disciplines.replay import Replay
+from themis.engine import Engine
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.dims import TRANSFORMERS, logical_network
-from themis.training.engine import Engine
 from themis.training.loops import drive
 from themis.training.runner import Run
-from themis.training.simulate import ASTRA, CollectiveShapes, _Timings, scale_workload
+from themis.training.shapes import ASTRA, CollectiveShapes
+from themis.training.simulate import _Timings, scale_workload
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import Workload

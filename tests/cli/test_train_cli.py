@@ -101,6 +101,15 @@ def test_timeline_file(capsys, tmp_path) -> None:
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_gantt_file(capsys, tmp_path) -> None:
+    # --gantt draws the run's Schedule (every stage, one row per logical dimension).
+    png = tmp_path / "g.png"
+    code, _, err = run(capsys, "train", "dlrm", "small-3d", "--chunks", "4",
+                       "--gantt", str(png))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 def test_exposed_intervals_by_hand() -> None:
     assert exposed_intervals([(0, 10), (5, 20), (30, 40)], 50) == [(20, 30), (40, 50)]
     assert exposed_intervals([(3, 5)], 5) == [(0, 3)]

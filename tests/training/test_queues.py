@@ -10,8 +10,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from themis.disciplines.priority import FIFO_PATH_PHASES, AstraPriorityScf, PriorityFifo
 from themis.stages import StageTable
-from themis.training.queues import FIFO_PATH_PHASES, AstraPriorityScf, PriorityFifo
 
 
 class AstraList:
@@ -65,22 +65,25 @@ def run(queue, oracle, table: StageTable, prio: list[int], steps) -> list:
 @settings(max_examples=150, deadline=None)
 @given(ops)
 def test_astra_scf_queue_pops_as_astra_list(steps) -> None:
-    table, prio = StageTable(), []
-    run(AstraPriorityScf(table, prio), AstraList(table, prio, scf=True), table, prio, steps)
+    table = StageTable()
+    prio = table.priority
+    run(AstraPriorityScf(table), AstraList(table, prio, scf=True), table, prio, steps)
 
 
 @settings(max_examples=100, deadline=None)
 @given(ops)
 def test_priority_fifo_pops_as_astra_list(steps) -> None:
-    table, prio = StageTable(), []
-    run(PriorityFifo(table, prio), AstraList(table, prio, scf=False), table, prio, steps)
+    table = StageTable()
+    prio = table.priority
+    run(PriorityFifo(table), AstraList(table, prio, scf=False), table, prio, steps)
 
 
 def test_mixed_paths_by_hand() -> None:
     """A size-path list [4, 8], then an AR stage of priority 1 above both (priority 0): it
     goes first; then a size-2 RS stage passes nothing smaller and goes to the front."""
-    table, prio = StageTable(), []
-    q = AstraPriorityScf(table, prio)
+    table = StageTable()
+    prio = table.priority
+    q = AstraPriorityScf(table)
     for phase, p, size in [("RS", 0, 8.0), ("RS", 0, 4.0), ("AR", 1, 16.0), ("RS", 0, 2.0)]:
         table.phase.append(phase)
         table.input_bytes.append(size)

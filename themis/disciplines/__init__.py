@@ -18,12 +18,14 @@ from themis.disciplines.base import (
 )
 
 # isort: off
-# The registration order (astra-scf and replay are internal); new modules go last.
+# The registration order (astra-scf, replay and priority's are internal); new modules
+# go last.
 from themis.disciplines import astra_scf  # noqa: F401
 from themis.disciplines import fifo  # noqa: F401
 from themis.disciplines import lrw  # noqa: F401
 from themis.disciplines import replay  # noqa: F401
 from themis.disciplines import scf  # noqa: F401
+from themis.disciplines import priority  # noqa: F401
 # isort: on
 
 __all__ = [

@@ -32,9 +32,13 @@ class AlphaBetaTiming:
     plan_shapes: ClassVar[tuple[PlanShape, ...]] = (PlanShape.RS_AG, PlanShape.LOCAL_BW_AWARE)
 
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
-        """Cost of one stage alone (see class docstring)."""
+        """Cost of one stage alone (see class docstring); an ``A2A`` stage costs an
+        AG of 1/P of the chunk and keeps its size."""
         d = self.network.dims[dim]
         p = d.npus
+        if phase == "A2A":
+            c = self.stage("AG", dim, input_bytes / p)
+            return StageCost(c.duration_ns, c.fixed_ns, c.sent_bytes, input_bytes)
         steps = algorithm_steps(self.algorithms[dim], p)
         per_step = d.hops * d.latency_ns + self.endpoint_delay_ns
         nic = self.network.nic_latency(dim)
@@ -58,6 +62,10 @@ class AlphaBetaTiming:
         sent = rounds * (p - 1) / p * big
         fixed = rounds * steps * per_step
         return StageCost(fixed + sent / d.bandwidth_bytes_per_ns, fixed, sent, out)
+
+    def last_message_ns(self, phase: str, dim: int, input_bytes: float) -> float:
+        """No message structure: same-tick stage ends keep the engine's tie order."""
+        return 0.0
 
     def all_gather_input(self, chunk_bytes: float) -> float:
         """An all-gather chunk starts as 1/N of its output size."""

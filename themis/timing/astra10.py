@@ -206,10 +206,18 @@ class AstraSim10Timing:
 
     # -- the Timing protocol -----------------------------------------------------
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
-        """Cost of a ``phase`` stage on ``dim`` with ``input_bytes`` (timing.md)."""
+        """Cost of a ``phase`` stage on ``dim`` with ``input_bytes`` (timing.md).
+
+        ``A2A`` (ASTRA-sim's ``direct`` all-to-all, ``AllToAll.cc``) is timed as
+        a direct all-gather of D // n: 2d + N*(D/n), no reduction; the chunk
+        keeps its size.
+        """
         dm = self._dims[dim]
         D = _whole(input_bytes, "stage input bytes")
         n = dm.n
+        if phase == "A2A":
+            c = self.stage("AG", dim, D // n if n > 1 else D)
+            return StageCost(c.duration_ns, c.fixed_ns, c.sent_bytes, float(D))
         if phase == "RS":
             out = D // n
             sent = (n - 1) * out
@@ -280,6 +288,39 @@ class AstraSim10Timing:
                     wire *= 2
         dur = float(dur)
         return StageCost(dur, dur - float(wire), float(sent), float(out))
+
+    def last_message_ns(self, phase: str, dim: int, input_bytes: float) -> float:
+        """The duration of a stage's final message: ASTRA-sim 1.0 processes stage
+        ends of the same tick in the order their final message was scheduled
+        (stage end minus this; workloads.md §4).
+
+        ring: the last of the n - 1 neighbour messages, N(D/n) (all-gather
+        N(D)); direct: the slowest of the parallel messages, N*(D/n) (all-gather
+        N*(D), all-to-all N*(D/n)), an all-reduce the round-2 message that
+        arrives last (:meth:`direct_all_reduce`); halvingDoubling: reduce-scatter
+        the last halving step N(D / 2^k, 2^(k-1)), all-gather the last doubling
+        step N(2^(k-1) D, 1), all-reduce N(D / 2, 1).
+        """
+        dm = self._dims[dim]
+        n = dm.n
+        if n <= 1:
+            return 0.0
+        d = int(input_bytes)
+        if phase == "A2A":
+            phase, d = "AG", d // n
+        part = d if phase == "AG" else d // n
+        if dm.algorithm == "ring":
+            return float(self._message(dm, part, 1)[0])
+        if dm.algorithm == "direct":
+            if phase == "AR":
+                return float(self.direct_all_reduce(dm, part, 0)[1])
+            return float(self._direct(dm, part)[0])
+        k = dm.k
+        if phase == "RS":
+            return float(self._message(dm, d >> k, 1 << (k - 1))[0])
+        if phase == "AG":
+            return float(self._message(dm, d << (k - 1), 1)[0])
+        return float(self._message(dm, d // 2, 1)[0])
 
     def all_gather_input(self, chunk_bytes: float) -> float:
         """ASTRA's all-gather size is each NPU's shard: chunk // N."""

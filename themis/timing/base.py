@@ -59,6 +59,11 @@ class Timing(Protocol):
         """Input size of an all-gather chunk's first stage (chunk of the output)."""
         ...
 
+    # Optional: ``last_message_ns(phase, dim, input_bytes) -> float``, the duration of
+    # a stage's final message. The engine orders stage ends of the same tick by end
+    # minus it (ASTRA-sim 1.0's rule, :mod:`themis.timing.astra10`); a model without
+    # it (or returning 0) keeps the engine's tie order.
+
 
 TimingFactory = Callable[..., Timing]
 _REGISTRY: dict[str, TimingFactory] = {}

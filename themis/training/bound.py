@@ -45,14 +45,15 @@ import itertools
 import math
 from dataclasses import dataclass
 
+from themis.engine import Engine
 from themis.highs import LinearModel
 from themis.plans import PlanShape, stage_plan
 from themis.route_model import chain_rows, count_vars, used_min
-from themis.timing.base import Timing
+from themis.timing.base import StageCost, Timing
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
-from themis.training.engine import A2A, Engine
 from themis.training.loops import drive
 from themis.training.runner import Run
+from themis.training.shapes import ASTRA, CollectiveShapes
 from topologies.network import Network
 from topologies.workload import Workload
 
@@ -77,7 +78,7 @@ class Alternative:
 
 class Alternatives:
     """Every alternative of a chunk (kind, dimensions, size), measured with the run's
-    stage costs (:meth:`Engine.stage_cost`) and cached."""
+    stage costs (the timing models') and cached."""
 
     def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
         self.engine = engine
@@ -86,6 +87,7 @@ class Alternatives:
             shapes.append(PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM)
         self.shapes = shapes
         self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
+        self._costs: dict[tuple[str, str, int, float], StageCost] = {}
         self._memo: dict[tuple[str, tuple[int, ...], float], list[Alternative]] = {}
 
     def plans(self, kind: str, dims: tuple[int, ...]) -> list[tuple[tuple[str, int], ...]]:
@@ -93,7 +95,7 @@ class Alternatives:
         out = []
         for route in itertools.permutations(dims):
             if kind == "all-to-all":
-                out.append(tuple((A2A, d) for d in route))
+                out.append(stage_plan(kind, route))
             elif kind == "all-reduce":
                 out += [stage_plan(kind, route, shape=s) for s in self.shapes]
             else:
@@ -106,7 +108,10 @@ class Alternatives:
         steps = []
         m: float = size
         for phase, d in plan:
-            _, c = self.engine.stage_cost(kind, phase, d, m)
+            key = (kind, phase, d, m)
+            c = self._costs.get(key)
+            if c is None:
+                c = self._costs[key] = self.engine.timings[kind].stage(phase, d, m)
             steps.append((d, c.duration_ns, c.sent_bytes / self.bw[d]))
             m = c.output_bytes
         return steps
@@ -270,8 +275,6 @@ class WindowBound:
 def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
                     timings: dict[str, Timing], shared: bool = False) -> float:
     """The lower bound of the module docstring for the (scaled) workload ``wl``."""
-    from themis.training.simulate import ASTRA, CollectiveShapes
-
     astra = cfg.timing == ASTRA
     engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
     bound = WindowBound(Alternatives(engine, astra, cfg.local_bw_aware), cfg.active_chunks,

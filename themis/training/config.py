@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from themis.schedule import Schedule
 from topologies.errors import InputError
 from topologies.system import SystemConfig
 
@@ -239,6 +240,9 @@ class TrainingResult:
     logical_npus: tuple[int, ...]
     lower_bound_ns: float | None = None
     wall_s: float = 0.0
+    #: Every stage of the run as the one :class:`~themis.schedule.Schedule` type (on
+    #: the logical network; :func:`themis.checker.check` validates it).
+    schedule: Schedule | None = None
 
     @property
     def exposed_comm_ns(self) -> float:

@@ -23,9 +23,9 @@ import math
 from dataclasses import replace
 
 from themis.collective import Collective
+from themis.engine import Engine
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import canonical_policy, is_route, make_policy, parse_route
-from themis.training.engine import A2A, Engine
 from themis.training.running import running_themis_routes
 from topologies.errors import InputError
 from topologies.network import Network
@@ -159,7 +159,7 @@ class Planner:
     def plans(self, kind: str, routes: list[Route]) -> list[Plan]:
         """Every chunk's (phase, dim) sequence."""
         if kind == "all-to-all":
-            return [tuple((A2A, d) for d in r) for r in routes]
+            return [stage_plan(kind, r) for r in routes]
         shape = self.shape if kind == "all-reduce" else PlanShape.RS_AG
         cache: dict[Route, Plan] = {}
         out = []

@@ -7,8 +7,12 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from themis.collective import Collective
+from themis.engine import Engine, make_engine
+from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
 from themis.timing.base import Timing
+from themis.training.bound import iteration_bound
 from themis.training.config import (
     CollectiveRecord,
     DimStats,
@@ -19,23 +23,17 @@ from themis.training.config import (
 )
 from themis.training.dims import (
     TRANSFORMERS,
-    dimension_mask,
     logical_network,
     scaled,
     split_algorithms,
 )
-from themis.training.engine import Engine
 from themis.training.loops import drive
-from themis.training.planner import Planner, involved
+from themis.training.planner import Planner
 from themis.training.runner import Run
-from themis.training.shared import SharedEngine
+from themis.training.shapes import ASTRA, CollectiveShapes
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Layer, Workload
-
-ASTRA = "astra-sim-1.0"
-KINDS = {CommType.ALLREDUCE: "all-reduce", CommType.ALLGATHER: "all-gather",
-         CommType.REDUCESCATTER: "reduce-scatter", CommType.ALLTOALL: "all-to-all"}
 
 
 class _Timings(dict):
@@ -111,62 +109,6 @@ def scale_workload(wl: Workload, cfg: TrainingConfig) -> Workload:
     return replace(wl, layers=tuple(one(layer) for layer in wl.layers))
 
 
-def chunk_sizes(size: int, chunks: int, astra: bool, where: str) -> list[int]:
-    """ASTRA-sim's chunking (chunks of S // C while bytes remain) or the project's
-    (C chunks of S // C plus one remainder chunk)."""
-    c = size // chunks
-    if c == 0:
-        raise InputError(f"{where}: a collective of {size} bytes cannot be cut into {chunks} "
-                         "chunks (ASTRA-sim 1.0 never ends on it)", "chunks", chunks)
-    if astra:
-        sizes = [c] * (size // c)
-        if size % c:
-            sizes.append(size % c)
-        return sizes
-    sizes = [c] * chunks
-    if size - c * chunks:
-        sizes.append(size - c * chunks)
-    return sizes
-
-
-class CollectiveShapes:
-    """What a layer's collective is: kind, size, chunk sizes, mask, dimensions, priority."""
-
-    def __init__(self, wl: Workload, lnet: Network, b: int, cfg: TrainingConfig) -> None:
-        self.wl, self.lnet, self.b, self.cfg = wl, lnet, b, cfg
-        self.astra = cfg.timing == ASTRA
-        self._masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
-
-    def shape(self, run: Run, i: int, phase: Phase, highest: bool
-              ) -> tuple[str, int, list[int], tuple[bool, ...], tuple[int, ...], int] | None:
-        """``None`` for no collective (NONE type, or no dimension left); the priority is
-        taken (ASTRA-sim's counter moves) whenever a collective is generated."""
-        wl = self.wl
-        layer = wl.layers[i]
-        ctype = getattr(layer, f"{phase}_type")
-        if ctype is CommType.NONE:
-            return None
-        if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
-                             f"layer {i} ({layer.name}) {phase}_type", str(ctype),
-                             wl.file or wl.name)
-        mask = self._masks.get((i, phase))
-        if mask is None:
-            try:
-                mask = dimension_mask(wl, i, phase, self.lnet.ndims, self.b)
-            except InputError as err:
-                raise err.in_file(wl.file or wl.name) from None
-            self._masks[(i, phase)] = mask
-        prio = run.priority(highest)
-        dims = involved(self.lnet, mask)
-        if not dims:
-            return None
-        size = getattr(layer, f"{phase}_size_bytes")
-        sizes = chunk_sizes(size, self.cfg.chunks, self.astra,
-                            f"{wl.file or wl.name}: layer {i} ({layer.name}) {phase}")
-        return KINDS[ctype], size, sizes, mask, dims, prio
-
-
 def expected_collectives(wl: Workload, passes: int) -> int:
     """About how many collectives a run issues: one per layer phase with a type, per pass
     (a progress estimate; recomputed layers and skipped dimensions make it inexact)."""
@@ -204,8 +146,8 @@ def simulate_training(workload: Workload, network: Network,
     timings = _Timings(cfg, lnet, split)
     shared = cfg.active_chunks > 1 and make_timing(
         cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
-    engine = (SharedEngine if shared else Engine)(lnet, timings, cfg.intra, cfg.active_chunks,
-                                                  cfg.boost_mode, astra)
+    engine = make_engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra,
+                         shared)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
     shapes = CollectiveShapes(wl, lnet, b, cfg)
     expected = expected_collectives(wl, cfg.passes)
@@ -217,6 +159,8 @@ def simulate_training(workload: Workload, network: Network,
             ended[0] += 1
             progress(run.injected, ended[0], max(expected, run.injected))
 
+    issued: list[tuple] = []  # per collective: kind, size, dims, chunk sizes, routes, plans
+
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
         planner.note_issue(engine.now)
@@ -226,6 +170,7 @@ def simulate_training(workload: Workload, network: Network,
         now = engine.now
         routes = planner.routes(kind, mask, sizes[0], len(sizes), now)
         plans = planner.plans(kind, routes)
+        issued.append((kind, size, dims, sizes, routes, plans))
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
                                chunks=len(sizes), priority=prio)
         engine.issue(kind, sizes, plans, prio, lambda cid, t: done(run, rec, i, phase, t))
@@ -249,10 +194,48 @@ def simulate_training(workload: Workload, network: Network,
         workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
         pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total, layers=run.layer_stats(),
         dims=dims, collectives=run.records, timeline=timeline, config=cfg,
-        logical_npus=tuple(d.npus for d in lnet.dims))
+        logical_npus=tuple(d.npus for d in lnet.dims),
+        schedule=_schedule(engine, lnet, cfg, timings, issued))
     if bound:
-        from themis.training.bound import iteration_bound
-
         result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result
+
+
+def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: _Timings,
+              issued: list[tuple]) -> Schedule:
+    """The run as a :class:`Schedule` on the logical network (stages built on first use).
+
+    Collective i spans the dimensions it crossed; an all-gather is recorded by its
+    output (the file's per-NPU size times the NPUs it spans), so its chunks are
+    the per-NPU chunks times N, as the checker's chunking of the shard gives."""
+    colls: list[Collective] = []
+    chunks: list[ChunkPlan] = []
+    for ci, (kind, size, dims, sizes, routes, plans) in enumerate(issued):
+        npus = 1
+        if kind == "all-gather":
+            for d in dims:
+                npus *= lnet.dims[d].npus
+        colls.append(Collective(kind, size * npus, cfg.chunks))
+        chunks.extend(ChunkPlan(ci, k, npus * c, tuple(r), tuple(p))
+                      for k, (c, r, p) in enumerate(zip(sizes, routes, plans, strict=True)))
+    default = make_timing(cfg.timing, lnet, None, cfg.endpoint_delay_ns).algorithms
+    kind_algorithms = {kind: tuple(tm.algorithms) for kind, tm in timings.items()
+                       if tuple(tm.algorithms) != tuple(default)}
+    table, start, end = engine.table, engine.start, engine.end
+
+    def make_stages() -> list[Stage]:
+        coll, chunk, step = table.key_columns()
+        return [Stage(*row) for row in zip(coll, chunk, step, table.phase, table.dim,
+                                           table.input_bytes, table.output_bytes,
+                                           table.sent_bytes, start, end, strict=True)]
+
+    return Schedule.deferred(
+        make_stages, network=lnet, timing=cfg.timing, algorithms=tuple(default),
+        endpoint_delay_ns=float(cfg.endpoint_delay_ns), active_chunks=cfg.active_chunks,
+        collectives=colls, issue_ns=list(engine.issue_ns), chunks=chunks,
+        local_bw_aware=cfg.local_bw_aware,
+        meta={"policy": str(cfg.policy), "intra": engine.intra},
+        spans=[tuple(dims) for _, _, dims, _, _, _ in issued],
+        chunking=ASTRA if cfg.timing == ASTRA else "per-npu",
+        kind_algorithms=kind_algorithms)

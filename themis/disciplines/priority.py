@@ -1,17 +1,18 @@
-"""Per-dimension waiting queues with collective priorities (workloads.md §4).
+"""ASTRA-sim 1.0's queues with collective priorities (internal; workloads.md §4).
 
-ASTRA-sim 1.0 keeps one list per dimension (``Sys::insert_stream``):
+A training run issues collectives over time, each with a priority
+(``Sys::get_priority``: LIFO counts up, FIFO down, HIGHEST for DLRM's
+all-to-all), which its stages carry in :attr:`StageTable.priority
+<themis.stages.StageTable>`. ASTRA-sim keeps one list per dimension
+(``Sys::insert_stream``):
 
-* FIFO path (the FIFO discipline, and always for all-reduce and all-to-all
-  stages): a stage passes every waiting stage of priority >= its own and goes
-  in before the first of lower priority;
-* SmallestFirst path (SCF, reduce-scatter and all-gather stages): a stage
-  passes every waiting stage of smaller input size (so the newest first among
-  equal sizes); priority is ignored.
+* ``fifo-priority`` (the FIFO discipline): a stage passes every waiting stage
+  of priority >= its own and goes in before the first of lower priority;
+* ``astra-scf-priority`` (SmallestFirst): all-reduce and all-to-all stages take
+  the FIFO path above; any other stage passes every waiting stage of smaller
+  input size (so the newest first among equal sizes); priority is ignored.
 
 Running stages are not in these lists (ASTRA skips them, they are at the front).
-Any other discipline of the registry (:mod:`themis.disciplines`) is used as it
-is over the run's :class:`~themis.stages.StageTable`; it ignores priorities.
 
 While every waiting stage takes one path, ASTRA's list is sorted by one key
 (FIFO path: (-priority, arrival); size path: (size, -arrival)), so a heap pops
@@ -24,20 +25,21 @@ from __future__ import annotations
 
 import heapq
 
-from themis.disciplines import make_discipline
+from themis.disciplines.base import register_discipline
 from themis.stages import StageTable
 
 #: Phases that ASTRA-sim's SmallestFirst queue sends down its FIFO path.
 FIFO_PATH_PHASES = frozenset({"AR", "A2A"})
 
 
+@register_discipline("fifo-priority", public=False)
 class PriorityFifo:
     """ASTRA's FIFO path only: sorted by priority (highest first), stable."""
 
     __slots__ = ("_prio", "_q", "_seq")
 
-    def __init__(self, table: StageTable, prio: list[int]) -> None:
-        self._prio = prio
+    def __init__(self, table: StageTable) -> None:
+        self._prio = table.priority
         self._q: list[tuple[int, int, int]] = []
         self._seq = 0
 
@@ -54,6 +56,7 @@ class PriorityFifo:
         return len(self._q)
 
 
+@register_discipline("astra-scf-priority", public=False)
 class AstraPriorityScf:
     """ASTRA's SmallestFirst list: FIFO path for AR / A2A stages, size path otherwise.
 
@@ -64,8 +67,8 @@ class AstraPriorityScf:
 
     __slots__ = ("_heap", "_list", "_mode", "_phase", "_prio", "_seq", "_size")
 
-    def __init__(self, table: StageTable, prio: list[int]) -> None:
-        self._prio = prio
+    def __init__(self, table: StageTable) -> None:
+        self._prio = table.priority
         self._size = table.input_bytes
         self._phase = table.phase
         self._heap: list[tuple[float, int, int]] = []
@@ -119,13 +122,3 @@ class AstraPriorityScf:
 
     def __len__(self) -> int:
         return len(self._list) if self._mode == "mixed" else len(self._heap)
-
-
-def make_queue(intra: str, astra: bool, table: StageTable, prio: list[int]):
-    """One dimension's queue for discipline ``intra`` (any registered name)."""
-    key = str(intra).strip().lower()
-    if key == "fifo":
-        return PriorityFifo(table, prio)
-    if key in ("scf", "smallestfirst", "smallest-first", "smallest_first") and astra:
-        return AstraPriorityScf(table, prio)
-    return make_discipline(intra, table)
