@@ -377,18 +377,21 @@ class Engine:
         table = self.table
         firsts = []
         unsent = self.unsent
+        blocks = self._blocks
+        last_msg, prio, start, end = self.last_msg, self.prio, self.start, self.end
+        coll, chunk = self.coll, self.chunk
         for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
-            block, lasts = self._block(kind, plan, size)
+            block, lasts = blocks.get((kind, plan, size)) or self._block(kind, plan, size)
             firsts.append(table.add_block(cid, k, block))
-            self.last_msg.extend(lasts)
+            last_msg.extend(lasts)
             for d, b in zip(block[0], block[3], strict=True):
                 unsent[d] += b
             n = len(plan)
-            self.prio.extend([priority] * n)
-            self.start.extend([-1.0] * n)
-            self.end.extend([-1.0] * n)
-            self.coll.extend([cid] * n)
-            self.chunk.extend([k] * n)
+            prio.extend([priority] * n)
+            start.extend([-1.0] * n)
+            end.extend([-1.0] * n)
+            coll.extend([cid] * n)
+            chunk.extend([k] * n)
         # The chunks' stages are all in the table (a discipline keyed on the table then
         # reads it once per collective); they are still queued and served one at a time.
         for first, plan in zip(firsts, plans, strict=True):
