@@ -6,6 +6,8 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import partial
+from itertools import repeat
 
 from themis.collective import Collective
 from themis.engine import Engine, make_engine
@@ -202,6 +204,9 @@ def simulate_training(workload: Workload, network: Network,
     return result
 
 
+_new_chunk_plan = partial(tuple.__new__, ChunkPlan)
+
+
 def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: _Timings,
               issued: list[tuple]) -> Schedule:
     """The run as a :class:`Schedule` on the logical network (stages built on first use).
@@ -217,8 +222,10 @@ def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: _Timi
             for d in dims:
                 npus *= lnet.dims[d].npus
         colls.append(Collective(kind, size * npus, cfg.chunks))
-        chunks.extend(ChunkPlan(ci, k, npus * c, tuple(r), tuple(p))
-                      for k, (c, r, p) in enumerate(zip(sizes, routes, plans, strict=True)))
+        n = len(sizes)
+        chunks.extend(map(_new_chunk_plan, zip(repeat(ci, n), range(n),
+                                               sizes if npus == 1 else [npus * c for c in sizes],
+                                               routes, plans, strict=True)))
     default = make_timing(cfg.timing, lnet, None, cfg.endpoint_delay_ns).algorithms
     kind_algorithms = {kind: tuple(tm.algorithms) for kind, tm in timings.items()
                        if tuple(tm.algorithms) != tuple(default)}
