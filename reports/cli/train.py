@@ -265,6 +265,7 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
     if args.gantt:
         from themis.plots import plot_gantt
 
+        assert result.schedule is not None  # simulate_training always records it
         plot_gantt(result.schedule, path=args.gantt,
                    title=f"{workload.name} on {args.network}: {config.policy} / "
                          f"{config.intra}, {result.end_ns / 1e3:,.1f} us")
