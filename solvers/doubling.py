@@ -5,7 +5,8 @@ its size (same route, same slot in every dimension's order, the pieces in
 turn): the result is a schedule of the (k x C)-chunk instance. When every
 stage's duration is linear in its size (latency 0, no endpoint delay:
 ``linear_in_size``), the k pieces of a stage take exactly its time, so the
-split schedule has the same makespan: OPT(kC) <= OPT(C). Two uses:
+split schedule is no longer (the simulator's replay starts each piece as
+early as it can, often earlier): OPT(kC) <= OPT(C). Two uses:
 
 - **hints up the chain** (:func:`chain_hint`): a proven C/2 optimum, split
   in two, is a strong hint for C (with latency it costs one more latency per
