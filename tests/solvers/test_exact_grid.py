@@ -98,3 +98,14 @@ def test_coarse_phase_is_a_hint_only() -> None:
     assert res.status in ("optimal", "feasible")
     if res.status == "optimal":
         assert res.meta["proof"] in ("cpsat", "lower bound", "solver bound")
+
+
+def test_highs_milp_on_the_exact_grid_agrees_with_cpsat() -> None:
+    inst = Instance(binary_network(), GiB, 2)
+    highs = solve(inst, "highs", time_limit_s=30, node_limit=500, doubling=False)
+    cbc = solve(inst, "cbc", time_limit_s=30, node_limit=500, doubling=False)
+    cpsat = solve(inst, "cpsat", time_limit_s=30, deterministic_time_s=1)
+    assert highs.meta["grid"] == "exact" and cbc.meta["grid"] == "default"
+    assert highs.status == cbc.status == cpsat.status == "optimal"
+    assert highs.makespan_ns == pytest.approx(cpsat.makespan_ns, rel=1e-9)
+    assert cbc.makespan_ns == pytest.approx(cpsat.makespan_ns, rel=1e-9)
