@@ -265,6 +265,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     if isinstance(chain_dtime_s, bool) or not isinstance(chain_dtime_s, int | float) \
             or not 0 <= chain_dtime_s < float("inf"):
         raise InputError("chain deterministic time must be >= 0", "chain-dtime", chain_dtime_s)
+    if isinstance(chain_chunks, bool) or not isinstance(chain_chunks, int) or chain_chunks < 2:
+        raise InputError("must be an integer >= 2", "chain-chunks", chain_chunks)
     if cpsat_dtime_s is None and time_limit_s is None:
         raise InputError("CP-SAT without a deterministic time needs a time limit",
                          "time-limit", time_limit_s)

@@ -96,3 +96,11 @@ def test_improve_starts_from_the_doubling_chain() -> None:
     assert res.valid and not check(res.schedule)
     with pytest.raises(InputError):
         improve(inst, chain_dtime_s=-1.0)
+
+
+def test_improve_cli_chain_flags(capsys) -> None:
+    code = main(["improve", "small-2d", "--size", "8MiB", "--chunks", "4", "--evaluations",
+                 "10", "--chain-dtime", "1", "--chain-chunks", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "doubling chain: C = 2 (" in out
+    assert main(["improve", "small-2d", "--chunks", "4", "--chain-chunks", "1"]) == 2
