@@ -21,6 +21,7 @@ remainder chunk at either count).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from themis.instance import Instance
@@ -89,8 +90,9 @@ def split_schedule(schedule: Schedule, instance: Instance, factor: int = 2) -> S
         return None
     phases = {c.chunk: c.phases for c in schedule.chunks}
     plans = [phases[c] for c in range(len(src)) for _ in range(factor)]
-    orders = {d: [(0, factor * c + i, step) for _, c, step in keys for i in range(factor)]
-              for d, keys in schedule.dimension_orders().items()}
+    orders: dict[int, Sequence[tuple[int, int, int]]] = {
+        d: [(0, factor * c + i, step) for _, c, step in keys for i in range(factor)]
+        for d, keys in schedule.dimension_orders().items()}
     res = simulate(instance.network, instance.collective, timing=instance.timing,
                    plans=[plans], dim_orders=orders, ag_order=schedule.ag_order)
     out = res.schedule
