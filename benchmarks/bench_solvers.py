@@ -1,16 +1,25 @@
 """Benchmark the exact solvers: how large an instance each one proves optimal.
 
-For networks with unequal bandwidths (D = 2, 3, 4) and C = 2 ... 16 chunks of a
+For networks with unequal bandwidths (D = 2, 3, 4) and C = 2 ... 32 chunks of a
 64 MiB all-reduce, run CP-SAT (every C) and the PuLP MILPs with CBC and HiGHS
 (small C only) under a time limit, and print one row per run: status,
 makespan, proven lower bound, gap, time, and LB3 (our best a-priori bound)
-relative to the makespan. The last lines give the largest C proven optimal
-per network and solver.
+relative to the makespan. The last lines give the frontier: the largest C
+proven optimal per network and solver (every smaller C proven too), with the
+deterministic units (CP-SAT, its doubling chain included) and CPU seconds of
+that proof.
+
+The networks: ``D3`` = Ring 4x4x4 @ 4/2/1 GB/s and ``D4`` = Ring 4x2x4x2 @
+8/4/2/1 GB/s (latency ``--latency-ns``, default 0: issue 16's targets), and
+the mixed Ring/Switch networks with per-hop latencies (``8x8``, ``4x4x4``,
+``2x8x4``, ``4x2x4x2``).
 
     python benchmarks/bench_solvers.py                    # 60 s, 2 workers
     python benchmarks/bench_solvers.py --quick            # a smoke run
     python benchmarks/bench_solvers.py --time-limit 20 --max-chunks 8 --json out.jsonl
     python benchmarks/bench_solvers.py --deterministic-time 20 --node-limit 2000  # reproducible
+    python benchmarks/bench_solvers.py --networks D3,D4 --solvers cpsat \
+        --deterministic-time 60 --time-limit 3600 --chunks 4,8,16,32   # the frontier
 
 Columns: "LB3 how" is LB3's method (optimal / node-limit / lp), "stop" the limit that
 ended the search (wall, deterministic, nodes; "-" when the solver finished).
@@ -48,6 +57,12 @@ class Case:
                              list(self.latencies), name=self.name)
 
 
+def targets(latency_ns: float) -> list[Case]:
+    """Issue 16's D3 and D4 (all rings) with a uniform per-hop latency."""
+    return [Case("D3", ("Ring",) * 3, (4, 4, 4), (4, 2, 1), (latency_ns,) * 3),
+            Case("D4", ("Ring",) * 4, (4, 2, 4, 2), (8, 4, 2, 1), (latency_ns,) * 4)]
+
+
 CASES = [
     Case("8x8", ("Ring", "Switch"), (8, 8), (2, 1), (20, 500)),
     Case("4x4x4", ("Ring", "Ring", "Switch"), (4, 4, 4), (4, 2, 1), (20, 50, 500)),
@@ -55,7 +70,7 @@ CASES = [
     Case("4x2x4x2", ("Ring", "Ring", "Switch", "Switch"), (4, 2, 4, 2), (8, 4, 2, 1),
          (20, 50, 500, 500)),
 ]
-CHUNKS = (2, 4, 6, 8, 12, 16)
+CHUNKS = (2, 4, 6, 8, 12, 16, 32)
 HEADERS = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "gap %",
            "time s", "LB3 us", "LB3 how", "LB3/makespan", "themis us", "stop"]
 
@@ -63,8 +78,10 @@ HEADERS = ["network", "D", "C", "solver", "status", "makespan us", "bound us", "
 def run(args: argparse.Namespace) -> list[dict]:
     """Run every case and print rows as they finish."""
     rows: list[dict] = []
-    cases = [c for c in CASES if not args.quick or len(c.npus) <= 3]
-    chunk_list = [c for c in CHUNKS if c <= args.max_chunks]
+    cases = [c for c in targets(args.latency_ns) + CASES if not args.quick or len(c.npus) <= 3]
+    if args.networks:
+        cases = [c for c in cases if c.name in args.networks]
+    chunk_list = [c for c in (args.chunks or CHUNKS) if c <= args.max_chunks]
     headers = HEADERS
     print(f"# time limit {args.time_limit:g} s, {args.threads} worker(s); MILPs for "
           f"C <= {args.milp_max_chunks}; AG order {args.ag_order}", flush=True)
@@ -79,6 +96,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                 if solver not in args.solvers:
                     continue
                 t0 = time.perf_counter()
+                cpu0 = time.process_time()
                 det = args.deterministic_time if solver == "cpsat" else None
                 nodes = args.node_limit if solver != "cpsat" else None
                 params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
@@ -86,12 +104,15 @@ def run(args: argparse.Namespace) -> list[dict]:
                                       deterministic_time_s=det, node_limit=nodes)
                 res = solve(inst, solver, params, bounds=b)
                 wall = time.perf_counter() - t0
+                cpu = time.process_time() - cpu0
                 mk = res.makespan_ns
                 row = {
                     "network": case.name, "D": len(case.npus), "C": chunks, "solver": solver,
                     "status": res.status, "makespan_ns": mk,
                     "lower_bound_ns": res.lower_bound_ns, "gap": res.gap,
-                    "runtime_s": wall, "lb3_ns": b.lb3_ns, "lb_ns": b.lb_ns,
+                    "runtime_s": wall, "cpu_s": cpu,
+                    "deterministic_units": res.meta.get("deterministic_time_total"),
+                    "grid": res.meta.get("grid"), "lb3_ns": b.lb3_ns, "lb_ns": b.lb_ns,
                     "lb3_over_makespan": None if mk is None else b.lb3_ns / mk,
                     "themis_ns": themis, "valid": res.valid,
                     "scaling_error_ns": res.scaling_error_ns,
@@ -138,7 +159,31 @@ def summary(rows: list[dict]) -> str:
                       ",".join(map(str, anyc)) or "-"])
     out.append(format_table(["D", "network", "solver", "largest C (prefix)",
                              "all proven C"], lines))
+    out += ["", "frontier (largest C proven, every smaller C run proven too):"]
+    out.append(format_table(["network", "D", "solver", "largest C proven",
+                             "deterministic units", "CPU s", "grid"], frontier(rows)))
     return "\n".join(out)
+
+
+def frontier(rows: list[dict]) -> list[list]:
+    """Per network and solver: the largest C proven (prefix), its units and CPU time."""
+    out = []
+    keys = sorted({(r["D"], r["network"], r["solver"]) for r in rows})
+    for d, net, solver in keys:
+        mine = sorted((r for r in rows if (r["D"], r["network"], r["solver"]) == (d, net, solver)),
+                      key=lambda r: r["C"])
+        best = None
+        for r in mine:
+            if r["status"] != "optimal":
+                break
+            best = r
+        if best is None:
+            out.append([net, d, solver, "-", "-", "-", "-"])
+            continue
+        units = best.get("deterministic_units")
+        out.append([net, d, solver, best["C"], "-" if units is None else f"{units:.2f}",
+                    f"{best['cpu_s']:.1f}", best.get("grid") or "-"])
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -159,8 +204,15 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true",
                    help="smoke run: D <= 3, C <= 4, 5 s limit")
     p.add_argument("--json", metavar="FILE", help="append one JSON line per run")
+    p.add_argument("--networks", default="", help="comma-separated case names (default all)")
+    p.add_argument("--chunks", default="", help="comma-separated chunk counts (default "
+                   f"{','.join(map(str, CHUNKS))})")
+    p.add_argument("--latency-ns", type=float, default=0.0,
+                   help="per-hop latency of the D3 and D4 cases (default 0)")
     args = p.parse_args(argv)
     args.solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
+    args.networks = [s.strip() for s in args.networks.split(",") if s.strip()]
+    args.chunks = [int(c) for c in args.chunks.split(",") if c.strip()]
     if args.quick:
         args.time_limit = min(args.time_limit, 5.0)
         args.max_chunks = min(args.max_chunks, 4)

@@ -69,6 +69,7 @@ class SolverParams:
     resolution: int = 1_000_000
     coarse_resolution: int = 2_000
     coarse_fraction: float = 0.25
+    doubling: bool = True
     cpsat_parameters: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -83,7 +84,8 @@ class SolverParams:
                              "ag_order", self.ag_order)
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError("must be an integer >= 0", "seed", self.seed)
-        for name in ("log", "symmetry", "use_hint", "seed_lb3", "scaled_bound", "restrict_lb3"):
+        for name in ("log", "symmetry", "use_hint", "seed_lb3", "scaled_bound", "restrict_lb3",
+                     "doubling"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError("must be true or false", name, getattr(self, name))
         cf = self.coarse_fraction

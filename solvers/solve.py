@@ -11,6 +11,7 @@ status ``feasible`` (``unknown`` without one) and the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import traceback
 from collections.abc import Mapping, Sequence
@@ -141,10 +142,12 @@ def solve(
         backend.check_size(data)
     lb = _bounds(instance, data, bounds, params)
     cands, meta = _candidates(instance, data, lb, hint, params, t0, simulations)
+    run_params, lb = _doubling(instance, solver, params, lb, cands, meta, t0)
     best = best_hint(data, cands, params.symmetry)
     meta.update(bounds=lb.to_dict(), hint=None if best is None else best.name,
                 params=params.to_dict())
-    problem = Problem(data, params, lb, best, t0 + params.time_limit_s, Retimer(data), solver)
+    problem = Problem(data, run_params, lb, best, t0 + params.time_limit_s, Retimer(data),
+                      solver)
     ref_ns = {name: s.makespan_ns for name, s in cands.items()}
     if problem.remaining_s() <= 0:
         raw = RawSolution(Status.UNKNOWN, None, None, 0.0, stopped_by="wall",
@@ -160,4 +163,44 @@ def solve(
                               log=traceback.format_exc())
     result = grade(problem, raw, t0, ref_ns, meta)
     result.meta["replays"] = problem.retime.replays
+    if "deterministic_time_total" in result.meta or "chain_deterministic_time_s" in meta:
+        result.meta["deterministic_time_total"] = \
+            float(result.meta.get("deterministic_time_total") or 0.0) + \
+            float(meta.get("chain_deterministic_time_s", 0.0))
     return result
+
+
+def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
+              cands: dict[str, Schedule], meta: dict, t0: float
+              ) -> tuple[SolverParams, Bounds]:
+    """The doubling chain's hint and bound (:mod:`solvers.doubling`; CP-SAT only).
+
+    Adds the split C/2 schedule to ``cands``; returns the parameters the
+    backend runs with (the deterministic time the chain used is taken off) and
+    the bounds (at latency 0 raised to LB3(2C) where that is higher).
+    """
+    from solvers import doubling
+
+    if not params.doubling or solver != "cpsat":
+        return params, lb
+    left = params.time_limit_s - (time.perf_counter() - t0)
+    chain = doubling.chain_hint(instance, solver, params, left)
+    if chain is None:
+        return params, lb
+    info = chain.to_dict()
+    if chain.schedule is not None:
+        cands[f"split-C{chain.from_chunks}"] = chain.schedule
+    meta["chain_deterministic_time_s"] = chain.deterministic_time_s
+    if doubling.linear_in_size(instance):
+        safety = LB3_SAFETY_S if params.deterministic else \
+            min(LB3_SAFETY_S, max(0.05, 0.3 * left))
+        value, k = doubling.doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
+        info["bound_ns"], info["bound_factor"] = value, k
+        if value > lb.lb_ns:
+            lb = dataclasses.replace(lb, lb_ns=value)
+    meta["doubling"] = info
+    det = params.deterministic_time_s
+    if det is not None:
+        params = dataclasses.replace(
+            params, deterministic_time_s=max(0.01, det - chain.deterministic_time_s))
+    return params, lb

@@ -38,6 +38,11 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--target-gap", type=float_arg("--target-gap"), default=1e-4, metavar="G",
                    help="stop searching once within this relative gap of the lower bound "
                         "(default 1e-4)")
+    p.add_argument("--chain-dtime", type=float_arg("--chain-dtime"), default=0.0, metavar="S",
+                   help="doubling chain: CP-SAT deterministic time (one worker) at the largest "
+                        "C/2^j <= --chain-chunks, split into C as a start (default 0 = off)")
+    p.add_argument("--chain-chunks", type=int_arg("--chain-chunks"), default=32, metavar="N",
+                   help="largest chunk count the doubling chain solves (default 32)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -71,7 +76,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
     with user_keys(inputs.keys):
         result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
                          time_limit_s=args.time_limit, seed=args.seed,
-                         target_gap=args.target_gap)
+                         target_gap=args.target_gap, chain_dtime_s=args.chain_dtime,
+                         chain_chunks=args.chain_chunks)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:
@@ -95,6 +101,9 @@ def cmd_improve(args: argparse.Namespace) -> int:
         ["makespan (us)", (result.makespan_ns or 0.0) / 1e3],  # improve always has one
         ["start: " + str(meta.get("start", "")), meta.get("start_ns", 0.0) / 1e3],
         ["after local search (us)", meta.get("search_ns", 0.0) / 1e3],
+        *([[f"doubling chain: C = {meta['chain'].get('from_chunks')} "
+            f"({meta['chain'].get('status', meta['chain'].get('skipped', ''))}) split (us)",
+            (meta["chain"].get("makespan_ns") or 0.0) / 1e3]] if "chain" in meta else []),
         ["lower bound (us)", result.lower_bound_ns / 1e3],
         ["certified gap", "-" if gap is None else f"{100 * gap:.3f}%"],
         ["evaluations", meta.get("evaluations", 0)],

@@ -1,15 +1,27 @@
 """The CP-SAT backend: parameters, the two search phases and the answer.
 
-Phase 1 (``coarse_fraction`` of the limits, ``coarse_resolution`` ticks for
-the longest stage, optionally LB3's route counts) searches for good
-schedules: a coarse model has fewer distinct times and CP-SAT finds
-near-optimal schedules much faster in it. Its answer is re-timed exactly; if
-that meets our lower bound it is optimal (the grading says so) and we stop.
-Otherwise phase 2 runs the fine model (``resolution``) hinted with the better
-of the phase-1 schedule and the hint, and its status and bound are the
-answer. CP-SAT stops once its gap is below ``stages`` ticks (rounding noise),
-so "optimal" means: within ``scaling_error_ns = 2 * stages * tick`` of the
-exact optimum.
+The model's time grid (:mod:`solvers.cpsat.scaling`): the **exact** grid
+(tick = the GCD of the exact stage durations) wherever the longest stage is
+at most ``EXACT_CAP`` ticks; then CP-SAT works in exact integers, its gap
+limit is 0, its bound is exact (not lowered by any rounding) and "optimal"
+means optimal (``scaling_error_ns`` 0). A remainder chunk may be rounded up on
+the main class's grid (``exact-main``: the error is its stages' ticks). Where
+no exact grid fits, the **rounded** grid (``resolution`` ticks for the longest
+stage, every duration rounded up) is the fallback; CP-SAT then stops once its
+gap is below ``stages`` ticks (rounding noise), so "optimal" means: within
+``scaling_error_ns = 2 * stages * tick`` of the exact optimum.
+``meta["grid"]`` says which grid the answer's model used.
+
+Phase 1, the **coarse phase** (``coarse_fraction`` of the limits,
+``coarse_resolution`` ticks for the longest stage, optionally LB3's route
+counts; only when that is coarser than the main grid), is a schedule finder
+and nothing more: its model is a restriction (rounded-up durations, fixed
+route counts), so its search status and bound prove nothing and are never
+reported as such. Its best schedule, re-timed exactly, is a hint for phase 2;
+if that schedule meets our lower bound it is the answer (the grading proves it
+optimal by the lower bound). Otherwise phase 2 runs the main model hinted with
+the better of the phase-1 schedule and the hint, and its status and bound are
+the answer.
 
 Limits: the wall clock left in the solve's budget, and with
 ``deterministic_time_s`` CP-SAT's deterministic time on one worker (the same
@@ -26,7 +38,7 @@ from solvers.bounds import RouteCounts
 from solvers.common import Assignment, ProblemData, step_of
 from solvers.cpsat import constraints, objective
 from solvers.cpsat.hint import add_hint, hint_ticks
-from solvers.cpsat.scaling import Scaled, scale
+from solvers.cpsat.scaling import Scaled, grid, scale
 from solvers.cpsat.variables import Variables, make_variables
 from solvers.result import RawSolution, Status
 from themis.schedule import Schedule
@@ -73,35 +85,49 @@ def bound_safety_s(problem: Problem) -> float:
 def solve_cpsat(problem: Problem) -> RawSolution:
     """Both phases (see the module docstring)."""
     p = problem.params
-    frac = p.coarse_fraction if p.coarse_resolution < p.resolution else 0.0
+    main = grid(problem.data, p.resolution)
+    frac = p.coarse_fraction if p.coarse_resolution < main.resolution else 0.0
     det = p.deterministic_time_s
     hint = problem.hint.schedule if problem.hint is not None and p.use_hint else None
     phases: dict = {}
     first = None
     if frac > 0:
         counts = problem.bounds.route_counts if p.restrict_lb3 else None
-        first = _solve_once(problem, p.coarse_resolution, frac * problem.remaining_s(),
+        coarse = scale(problem.data, p.coarse_resolution)
+        first = _solve_once(problem, coarse, frac * problem.remaining_s(),
                             None if det is None else frac * det, hint, counts)
-        phases["coarse"] = {k: first.meta.get(k) for k in ("cpsat_status", "resolution",
-                                                            "branches", "build_s")}
+        # A schedule finder only: its status and bound prove nothing about the problem.
+        first.status = Status.FEASIBLE if first.assignment is not None else Status.UNKNOWN
+        first.bound_ns = 0.0
+        phases["coarse"] = {"role": "hint only (a restricted, rounded model)",
+                            "search": first.meta.pop("cpsat_status", None)}
+        phases["coarse"].update({k: first.meta.get(k) for k in (
+            "grid", "resolution", "tick_ns", "branches", "build_s", "deterministic_time")})
         if first.assignment is not None:
             sched = problem.retime(first.assignment)
             phases["coarse"]["makespan_ns"] = sched.makespan_ns
             if sched.makespan_ns <= problem.lower_bound_ns * (1 + PROOF_TOL):
                 # Our exact lower bound certifies it (the grading says optimal).
-                first.status, first.scaling_error_ns = Status.FEASIBLE, 0.0
+                first.scaling_error_ns = 0.0
                 first.stopped_by = ""
                 first.meta["phases"] = phases
+                first.meta["deterministic_time_total"] = first.meta.get("deterministic_time")
                 return first
             if hint is None or sched.makespan_ns < hint.makespan_ns:
                 hint = sched  # phase 2 may not end later than its hint
-    second = _solve_once(problem, p.resolution, problem.remaining_s(),
-                         None if det is None else (1 - frac) * det, hint, None)
+    used = 0.0 if first is None else first.meta.get("deterministic_time", 0.0)
+    second = _solve_once(problem, main, problem.remaining_s(),
+                         None if det is None else max(0.01, det - used), hint, None)
     second.meta["phases"] = phases
+    second.meta["deterministic_time_total"] = used + (second.meta.get("deterministic_time")
+                                                      or 0.0)
     if second.assignment is None and first is not None and first.assignment is not None:
-        # Keep the coarse schedule: its bound is the fine model's (if any).
+        # Keep the coarse schedule: its bound is the main model's (if any).
         first.status, first.bound_ns = Status.FEASIBLE, max(second.bound_ns, 0.0)
         first.stopped_by, first.reason = second.stopped_by, second.reason
+        first.scaling_error_ns = 0.0  # re-timed exactly; the bound is the main model's
+        first.meta.update({k: second.meta.get(k) for k in (
+            "grid", "tick_ns", "resolution", "deterministic_time_total")})
         first.meta["phases"] = phases
         return first
     return second
@@ -131,7 +157,8 @@ def _build(problem: Problem, scaled: Scaled, hint: Schedule | None,
     return m, v, {"hint_ticks": None if th is None else th.ub, "lb_ticks": lb_ticks}
 
 
-def _configure(solver, problem: Problem, wall_s: float, det_s: float | None) -> None:
+def _configure(solver, problem: Problem, scaled: Scaled, wall_s: float,
+               det_s: float | None) -> None:
     p = problem.params
     prm = solver.parameters
     prm.max_time_in_seconds = max(0.01, wall_s)
@@ -143,8 +170,9 @@ def _configure(solver, problem: Problem, wall_s: float, det_s: float | None) -> 
     prm.random_seed = p.seed
     prm.log_search_progress = p.log
     # Rounding makes the scaled optimum exceed the exact one by up to a tick per
-    # stage: a gap below that is noise, stop there (reported as scaling error).
-    prm.absolute_gap_limit = float(problem.data.nstages)
+    # rounded stage: a gap below that is noise, stop there (reported as scaling
+    # error). On an exact grid: 0 (prove the optimum itself).
+    prm.absolute_gap_limit = float(scaled.rounded_stages)
     for key, value in p.cpsat_parameters.items():
         try:
             setattr(prm, key, value)
@@ -190,7 +218,7 @@ def run_interruptibly(solver, model):
     return out["status"]  # type: ignore[return-value]
 
 
-def _solve_once(problem: Problem, resolution: int, wall_s: float, det_s: float | None,
+def _solve_once(problem: Problem, scaled: Scaled, wall_s: float, det_s: float | None,
                 hint: Schedule | None, counts: RouteCounts | None) -> RawSolution:
     """Build and solve one model; ``counts`` restricts the route counts (a heuristic)."""
     from ortools.sat.python import cp_model
@@ -202,18 +230,18 @@ def _solve_once(problem: Problem, resolution: int, wall_s: float, det_s: float |
         return RawSolution(Status.UNKNOWN, None, None, 0.0, 0.0, {"build_estimate_s": need},
                            stopped_by="wall", reason=f"not enough time left to build the "
                            f"model (about {need:.2g} s)")
-    scaled = scale(data, resolution)
     m, v, meta = _build(problem, scaled, hint, counts)
     build_s = time.perf_counter() - t0
-    meta.update(tick_ns=scaled.tick_ns, resolution=resolution, build_s=build_s)
-    rounding = data.nstages * scaled.tick_ns  # |scaled optimum - exact optimum|
+    meta.update(grid=str(scaled.grid), tick_ns=scaled.tick_ns, resolution=scaled.resolution,
+                rounded_stages=scaled.rounded_stages, build_s=build_s)
+    rounding = scaled.rounding_ns  # |scaled optimum - exact optimum|
     err = 2 * rounding  # makespan - optimum when "optimal" (rounding + gap limit)
     left = min(wall_s - build_s, problem.remaining_s())
     if left <= 0:
         return RawSolution(Status.UNKNOWN, None, None, 0.0, err, meta, stopped_by="wall",
                            reason="the wall-clock limit ran out while building the model")
     solver = cp_model.CpSolver()
-    _configure(solver, problem, left, det_s)
+    _configure(solver, problem, scaled, left, det_s)
     status = run_interruptibly(solver, m)
     meta.update(cpsat_status=solver.status_name(status), branches=solver.num_branches,
                 conflicts=solver.num_conflicts, deterministic_time=solver.deterministic_time)

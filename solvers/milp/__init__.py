@@ -24,4 +24,4 @@ def solve_highs(problem: Problem) -> RawSolution:
     """The MILP solved by HiGHS."""
     from solvers.milp.highs import run_highs
 
-    return solve_milp(problem, run_highs)
+    return solve_milp(problem, run_highs, use_grid=True)

@@ -29,8 +29,13 @@ class MilpVars:
 
 
 def make_variables(prob, data: ProblemData, unit: float, lb_units: float,
-                   ub_units: float) -> MilpVars:
-    """Create the variables of ``data`` in ``prob``; the objective is ``T``."""
+                   ub_units: float, integer_makespan: bool = False) -> MilpVars:
+    """Create the variables of ``data`` in ``prob``; the objective is ``T``.
+
+    ``integer_makespan`` (on an exact grid, ``unit`` = its tick): ``T`` is a
+    whole number of ticks, as every semi-active makespan is, so the solver may
+    round its bound up.
+    """
     import pulp
 
     dims, nch = data.dims, data.nchunks
@@ -43,7 +48,8 @@ def make_variables(prob, data: ProblemData, unit: float, lb_units: float,
     s = {(c, ph, d): prob.add_variable(f"s_{c}_{ph}_{d}", 0, ub_units)
          for c in range(nch) for ph in ("RS", "AG") for d in dims}
     done = {c: prob.add_variable(f"f_{c}", 0, ub_units) for c in range(nch)}
-    t_var = prob.add_variable("T", lb_units, ub_units)
+    t_var = prob.add_variable("T", lb_units, ub_units,
+                              pulp.LpInteger if integer_makespan else pulp.LpContinuous)
     prob += t_var
     dur = {}
     for c in range(nch):

@@ -7,6 +7,8 @@ needs; nothing is re-timed here.
 
 from __future__ import annotations
 
+import math
+
 from solvers.common import ProblemData
 from solvers.hints import Hint
 from solvers.milp.variables import MilpVars
@@ -25,6 +27,7 @@ def warm_start(data: ProblemData, hint: Hint, v: MilpVars, unit: float) -> None:
         var.setInitialValue(start[key])
     for c, var in v.done.items():
         var.setInitialValue(max(hint.times_ns[c, "RS", d][1] for d in data.dims) / unit)
-    v.T.setInitialValue(hint.makespan_ns / unit)
+    t = hint.makespan_ns / unit
+    v.T.setInitialValue(math.ceil(t - 1e-6) if v.T.cat == "Integer" else t)
     for (ka, kb), var in v.order.items():
         var.setInitialValue(1 if start[ka] < start[kb] else 0)

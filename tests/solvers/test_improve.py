@@ -75,3 +75,32 @@ def test_simulate_portfolio_json_names_its_choice(capsys) -> None:
         fixed = json.loads(capsys.readouterr().out)
         assert fixed["intra"] == q
         assert free["makespan_ns"] <= fixed["makespan_ns"] * (1 + 1e-12)
+
+
+def test_improve_starts_from_the_doubling_chain() -> None:
+    # Latency 0: the C0 = 4 optimum split into 4 pieces per chunk is a 16-chunk schedule
+    # no longer than it (OPT(16) <= OPT(4)); improve starts from it and says so.
+    from solvers.improve import chain_base
+    from topologies.network import Network
+
+    net = Network.build(["Ring", "Switch", "Ring"], [2, 4, 2], [4, 2, 1], [0, 0, 0])
+    inst = Instance(net, 64 * 2**20, 16)
+    assert chain_base(16, inst, 4) == 4 and chain_base(16, inst, 32) == 8
+    assert chain_base(12, Instance(net, 48 * 2**20, 12), 4) == 3
+    assert chain_base(12, Instance(net, 64 * 2**20, 12), 4) is None  # 64 MiB / 3: no split
+    res = improve(inst, evaluations=20, chain_dtime_s=2.0, chain_chunks=4)
+    chain = res.meta["chain"]
+    assert chain["from_chunks"] == 4 and chain["status"] == "optimal"
+    assert chain["makespan_ns"] <= chain["from_makespan_ns"] * (1 + 1e-12)
+    assert res.makespan_ns <= chain["makespan_ns"] * (1 + 1e-12)
+    assert res.valid and not check(res.schedule)
+    with pytest.raises(InputError):
+        improve(inst, chain_dtime_s=-1.0)
+
+
+def test_improve_cli_chain_flags(capsys) -> None:
+    code = main(["improve", "small-2d", "--size", "8MiB", "--chunks", "4", "--evaluations",
+                 "10", "--chain-dtime", "1", "--chain-chunks", "2"])
+    out = capsys.readouterr().out
+    assert code == 0 and "doubling chain: C = 2 (" in out
+    assert main(["improve", "small-2d", "--chunks", "4", "--chain-chunks", "1"]) == 2
