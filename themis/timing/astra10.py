@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, register_timing
+from themis.timing.base import StageCost, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 
@@ -75,13 +75,6 @@ def themis_bandwidth(dim: Dimension) -> float:
         eff = links
     return float(eff * link_bandwidth_exact(dim))
 
-
-def _whole(x: float, field_name: str) -> int:
-    """``x`` as an int if it is integral (sizes must be whole bytes)."""
-    i = int(x)
-    if i != x:
-        raise InputError("the astra-sim-1.0 timing needs whole numbers", field_name, x)
-    return i
 
 
 @dataclass(frozen=True)
@@ -213,7 +206,7 @@ class AstraSim10Timing:
         keeps its size.
         """
         dm = self._dims[dim]
-        D = _whole(input_bytes, "stage input bytes")
+        D = whole_bytes(input_bytes, "stage input bytes", "astra-sim-1.0")
         n = dm.n
         if phase == "A2A":
             c = self.stage("AG", dim, D // n if n > 1 else D)

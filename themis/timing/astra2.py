@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from themis.collective import Collective
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, register_timing
+from themis.timing.base import StageCost, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -43,13 +43,6 @@ ALGORITHMS: tuple[str, ...] = ("ring", "halvingDoubling", "direct")
 #: P(m) = REDUCE_NS * floor(m / (X * 1e9) * 1e9).
 REDUCE_NS = 3
 
-
-def _whole(x: float, field_name: str) -> int:
-    """``x`` as an int if it is integral (2.x sizes are whole bytes)."""
-    i = int(x)
-    if i != x:
-        raise InputError("the astra-sim-2 timing needs whole numbers of bytes", field_name, x)
-    return i
 
 
 @dataclass(frozen=True)
@@ -162,7 +155,7 @@ class AstraSim2Timing:
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
         """Cost of a ``phase`` stage on ``dim`` with ``input_bytes`` (timing.md §4)."""
         dm = self._dims[dim]
-        D = _whole(input_bytes, "stage input bytes")
+        D = whole_bytes(input_bytes, "stage input bytes", "astra-sim-2")
         n = dm.n
         if phase == "RS":
             out = D // n

@@ -159,3 +159,12 @@ def algorithm_steps(algorithm: str, npus: int) -> int:
         # A pipelined tree: ceil(log2 P) steps to reduce (or broadcast).
         return math.ceil(math.log2(npus))
     raise InputError("unknown algorithm", "algorithm", algorithm)
+
+
+def whole_bytes(x: float, field_name: str, timing_name: str) -> int:
+    """``x`` as an int if it is integral (ASTRA-sim's timings need whole bytes), else an
+    :class:`InputError` naming ``timing_name``."""
+    i = int(x)
+    if i != x:
+        raise InputError(f"the {timing_name} timing needs whole numbers of bytes", field_name, x)
+    return i
