@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from themis.astra_run import astra_shape
 from themis.collective import Collective
 from themis.plans import PlanShape, stage_plan
 from themis.policies.base import PLAIN_RUN, InterPolicy, RunModel, make_policy
@@ -128,10 +129,10 @@ def plan_shape(policy_name: str, local_bw_aware: bool) -> PlanShape:
     ``localBWAware``: RS, one AR on the route's last dimension, AG back. Themis
     (which 2.x cannot run) gets the plans ASTRA-sim 1.0 gives it with
     localBWAware: RS along its route, AG back.
+
+    The same shapes as ASTRA-sim 1.0 builds: :func:`themis.astra_run.astra_shape`.
     """
-    if not local_bw_aware:
-        return PlanShape.AR_PER_DIM
-    return PlanShape.RS_AG if policy_name == "themis" else PlanShape.LOCAL_BW_AWARE
+    return astra_shape(policy_name, local_bw_aware)
 
 
 def simulate_astra2(

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, register_timing, whole_bytes
+from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 
@@ -211,17 +211,7 @@ class AstraSim10Timing:
         if phase == "A2A":
             c = self.stage("AG", dim, D // n if n > 1 else D)
             return StageCost(c.duration_ns, c.fixed_ns, c.sent_bytes, float(D))
-        if phase == "RS":
-            out = D // n
-            sent = (n - 1) * out
-        elif phase == "AG":
-            out = D * n
-            sent = (n - 1) * D
-        elif phase == "AR":
-            out = D
-            sent = 2 * (n - 1) * (D // n)
-        else:
-            raise ValueError(f"unknown phase {phase!r}")
+        out, sent = phase_bytes(phase, D, n)
         if n <= 1:
             return StageCost(0.0, 0.0, 0.0, float(D))
         d = self.endpoint_delay_ns

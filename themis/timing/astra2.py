@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from themis.collective import Collective
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, register_timing, whole_bytes
+from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -157,17 +157,7 @@ class AstraSim2Timing:
         dm = self._dims[dim]
         D = whole_bytes(input_bytes, "stage input bytes", "astra-sim-2")
         n = dm.n
-        if phase == "RS":
-            out = D // n
-            sent = (n - 1) * out
-        elif phase == "AG":
-            out = D * n
-            sent = (n - 1) * D
-        elif phase == "AR":
-            out = D
-            sent = 2 * (n - 1) * (D // n)
-        else:
-            raise ValueError(f"unknown phase {phase!r}")
+        out, sent = phase_bytes(phase, D, n)
         if n <= 1:
             return StageCost(0.0, 0.0, 0.0, float(D))
         d = self.endpoint_delay_ns

@@ -168,3 +168,17 @@ def whole_bytes(x: float, field_name: str, timing_name: str) -> int:
     if i != x:
         raise InputError(f"the {timing_name} timing needs whole numbers of bytes", field_name, x)
     return i
+
+
+def phase_bytes(phase: str, input_bytes: int, n: int) -> tuple[int, int]:
+    """``(output bytes, bytes sent)`` of a ``phase`` stage on ``n`` NPUs in ASTRA-sim's
+    integer arithmetic: RS ``D // n`` and ``(n-1) * (D // n)``, AG ``D * n`` and
+    ``(n-1) * D``, AR ``D`` and ``2 (n-1) (D // n)``."""
+    D = input_bytes
+    if phase == "RS":
+        return D // n, (n - 1) * (D // n)
+    if phase == "AG":
+        return D * n, (n - 1) * D
+    if phase == "AR":
+        return D, 2 * (n - 1) * (D // n)
+    raise ValueError(f"unknown phase {phase!r}")
