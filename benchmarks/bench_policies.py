@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from themis.collective import Collective  # noqa: E402
-from themis.policies.portfolio import clear_cache  # noqa: E402
+from themis.planning.portfolio import clear_cache  # noqa: E402
 from themis.simulator import simulate  # noqa: E402
 from themis.timing import make_timing  # noqa: E402
 from topologies.presets import resolve_network  # noqa: E402

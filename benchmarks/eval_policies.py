@@ -95,7 +95,7 @@ def holdout_cases(name: str) -> list[Case]:
 def run_policy(case: Case, policy: str, intras: tuple[str, ...]) -> tuple[float, float]:
     """(best makespan over ``intras``, seconds per collective) of ``policy``."""
     from themis.instance import Instance
-    from themis.policies.portfolio import clear_cache
+    from themis.planning.portfolio import clear_cache
     from themis.simulator import simulate
     from topologies.presets import resolve_network
 

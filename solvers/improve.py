@@ -4,7 +4,7 @@
 candidate under every discipline), then
 
 1. local search over the chunks' routes with the simulator as the evaluator
-   (:func:`themis.policies.local_search.local_search`; one chunk's route
+   (:func:`themis.planning.local_search.local_search`; one chunk's route
    changed, two chunks' routes swapped, perturbations), under the winning
    discipline;
 2. local search over the per-dimension stage orders of the best schedule
@@ -248,9 +248,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     ``chain_chunks`` (the largest C0): the doubling chain's start.
     """
     from solvers.bounds import bounds
+    from themis.planning.local_search import evaluator, local_search
+    from themis.planning.portfolio import best_plan
     from themis.plans import stage_plan
-    from themis.policies.local_search import evaluator, local_search
-    from themis.policies.portfolio import best_plan
     from themis.policies.route_mix import all_routes
     from themis.simulator import intra_names, simulate
 

@@ -42,7 +42,7 @@ _new_chunk_plan = partial(tuple.__new__, ChunkPlan)
 _new_stage = partial(tuple.__new__, Stage)
 
 __all__ = ["TIE_ORDERS", "Plan", "SimConfig", "SimResult", "build_plans", "intra_names",
-           "policy_choice", "policy_routes", "replay", "run", "simulate"]
+           "makespan_ns", "policy_choice", "policy_routes", "replay", "run", "simulate"]
 
 
 @dataclass(frozen=True)
@@ -204,6 +204,23 @@ def simulate(
                dim_orders=dim_orders)
 
 
+@dataclass
+class _Events:
+    """What one run of the event loop produced (before any Schedule is built)."""
+
+    timing: Timing
+    collectives: list[Collective]
+    issue_ns: list[float]
+    policy: InterPolicy | None
+    intra: str
+    choices: list[PolicyChoice]
+    chunk_plans: list[ChunkPlan]
+    routes: list[list[tuple[int, ...]]]
+    table: StageTable
+    start: list[float]
+    end: list[float]
+
+
 def run(
     network: Network,
     collectives: Collective | Sequence[Collective],
@@ -222,6 +239,34 @@ def run(
     the ``config.intra`` discipline.
     """
     t0 = time.perf_counter()
+    ev = _run_events(network, collectives, config, issue_ns, plans, dim_orders)
+    return _result(network, config, ev, t0)
+
+
+def makespan_ns(
+    network: Network,
+    collectives: Collective | Sequence[Collective],
+    config: SimConfig,
+    *,
+    issue_ns: Sequence[float] | None = None,
+    plans: Sequence[Sequence[Plan]] | None = None,
+) -> float:
+    """The makespan :func:`run` would report, without building the Schedule or its
+    metrics (what a planner scoring candidates reads)."""
+    ev = _run_events(network, collectives, config, issue_ns, plans, None)
+    last_end = float(max(ev.end)) if ev.end else 0.0
+    return last_end - min(ev.issue_ns, default=0.0)
+
+
+def _run_events(
+    network: Network,
+    collectives: Collective | Sequence[Collective],
+    config: SimConfig,
+    issue_ns: Sequence[float] | None,
+    plans: Sequence[Sequence[Plan]] | None,
+    dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None,
+) -> _Events:
+    """Choose the plans, build the stage table and run the event loop."""
     colls = [collectives] if isinstance(collectives, Collective) else list(collectives)
     if not colls:
         raise InputError("nothing to simulate", "collectives", 0)
@@ -312,6 +357,13 @@ def run(
     if end and min(end) < 0:
         raise RuntimeError("simulation deadlocked: some stages never ran "
                            "(a replayed dimension order that contradicts the routes?)")
+    return _Events(tm, colls, issues, pol, intra_key, choices, chunk_plans, all_routes, table,
+                   start, end)
+
+
+def _result(network: Network, config: SimConfig, ev: _Events, t0: float) -> SimResult:
+    """The Schedule (its stage records built when first read) and metrics of a run."""
+    table, start, end, tm, choices = ev.table, ev.start, ev.end, ev.timing, ev.choices
 
     def make_stages() -> list[Stage]:
         coll_col, chunk_col, step_col = table.key_columns()
@@ -327,12 +379,12 @@ def run(
         algorithms=tuple(tm.algorithms),
         endpoint_delay_ns=float(tm.endpoint_delay_ns),
         active_chunks=config.active_chunks,
-        collectives=colls,
-        issue_ns=issues,
-        chunks=chunk_plans,
+        collectives=ev.collectives,
+        issue_ns=ev.issue_ns,
+        chunks=ev.chunk_plans,
         ag_order=config.ag_order,
         local_bw_aware=config.local_bw_aware,
-        meta={"policy": getattr(pol, "name", "given"), "intra": intra_key,
+        meta={"policy": getattr(ev.policy, "name", "given"), "intra": ev.intra,
               "tie_order": config.tie_order},
         timing_options=dict(getattr(tm, "options", None) or {}),
     )
@@ -341,7 +393,7 @@ def run(
     if any(c.plan_s for c in choices):
         schedule.meta["plan_s"] = sum(c.plan_s for c in choices)
     metrics = compute_metrics(schedule, (table.dim, start, end, table.sent_bytes))
-    return SimResult(schedule, metrics, time.perf_counter() - t0, all_routes)
+    return SimResult(schedule, metrics, time.perf_counter() - t0, ev.routes)
 
 
 def replay(schedule: Schedule, timing: Timing | None = None) -> SimResult:

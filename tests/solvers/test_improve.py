@@ -10,7 +10,7 @@ from reports.cli import main
 from solvers.improve import improve
 from themis.checker import check
 from themis.instance import Instance
-from themis.policies.portfolio import clear_cache
+from themis.planning.portfolio import clear_cache
 from themis.simulator import simulate
 from topologies.errors import InputError
 from topologies.presets import resolve_network

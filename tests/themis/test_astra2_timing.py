@@ -301,8 +301,8 @@ def test_checker_accepts_every_astra2_schedule(case) -> None:
 
 
 def test_portfolio_cache_tells_timing_options_apart() -> None:
+    from themis.planning.portfolio import _cache_key
     from themis.policies.base import PLAIN_RUN
-    from themis.policies.portfolio import _cache_key
 
     net = parse_network_yaml(N2A_YAML, "n2a.yml")
     coll = Collective("all-reduce", 1 << 20, 4)

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from themis.checker import check
 from themis.collective import Collective
 from themis.disciplines import make_discipline
+from themis.planning.portfolio import best_plan, clear_cache
 from themis.policies import Themis, make_policy
 from themis.policies.guarded import guarded_routes
-from themis.policies.portfolio import best_plan, clear_cache
 from themis.policies.route_mix import RouteLoads, interleave, route_counts
 from themis.simulator import intra_names, simulate
 from themis.stages import StageTable

@@ -1,11 +1,13 @@
 """Inter-dimension policies, picked by name. A new policy is one module here.
 
-Each module is imported below, by name and in a chosen order, so its
-``@register_policy`` runs on ``import themis.policies``; that order is the
-order of :func:`policy_names` (``baseline``, ``fixed``, ``themis``, ``guarded``,
-``lb-mix``, ``portfolio``, ``round-robin``), which the solvers' default hints
-follow. A new policy adds its import here (at the end, so that existing results
-keep their order).
+Each module is imported below, by name, so its ``@register_policy`` runs on
+``import themis.policies``. Policies that simulate their candidates
+(``portfolio``) are planners: they live in :mod:`themis.planning`, above the
+simulator, and register on ``import themis``. :func:`policy_names` lists the
+bundled policies in :data:`~themis.policies.base.BUNDLED_ORDER` (``baseline``,
+``fixed``, ``themis``, ``guarded``, ``lb-mix``, ``portfolio``,
+``round-robin``), which the solvers' default hints follow, then any other
+registered policy in registration order. A new policy adds its import here.
 """
 
 from themis.policies.base import (
@@ -28,7 +30,6 @@ from themis.policies.fixed import FixedRoute, parse_route
 from themis.policies.greedy import Themis
 from themis.policies.guarded import Guarded
 from themis.policies.lb_mix import LbMix
-from themis.policies.portfolio import Portfolio
 from themis.policies.round_robin import RoundRobin
 # isort: on
 
@@ -40,7 +41,6 @@ __all__ = [
     "LbMix",
     "PlanningPolicy",
     "PolicyChoice",
-    "Portfolio",
     "RoundRobin",
     "Route",
     "Themis",

@@ -89,18 +89,6 @@ class RunModel:
         """The stage plan the run gives ``route`` (with ``shape``, default the run's)."""
         return stage_plan(kind, route, shape=shape or self.shape)
 
-    def makespan_ns(self, collective: Collective, network: Network, timing: Timing,
-                    plans: Sequence[Plan], intra: str, active_chunks: int = 1,
-                    shape: PlanShape | None = None) -> float:
-        """The makespan the run gives ``plans`` (of shape ``shape``) under ``intra``."""
-        from themis.simulator import simulate  # late: the simulator imports the policies
-
-        lbw = (shape or self.shape) is PlanShape.LOCAL_BW_AWARE \
-            and collective.kind == "all-reduce"
-        return simulate(network, collective, intra=self.discipline(intra), timing=timing,
-                        plans=[plans], active_chunks=active_chunks, local_bw_aware=lbw,
-                        tie_order=self.tie_order).makespan_ns
-
 
 #: The simulator's plain run (RS/AG plans, start tie order, disciplines as named).
 PLAIN_RUN = RunModel()
@@ -155,9 +143,16 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
     return deco
 
 
+#: The bundled policies in the order every list of them follows (the solvers' default
+#: hints, compare's rows), whichever package registers them (the planners register
+#: from :mod:`themis.planning`); other registered names follow in registration order.
+BUNDLED_ORDER = ("baseline", "fixed", "themis", "guarded", "lb-mix", "portfolio", "round-robin")
+
+
 def policy_names() -> list[str]:
     """Registered policy names (``fixed`` needs a route: give the route itself)."""
-    return list(_POLICIES)
+    rank = {name: i for i, name in enumerate(BUNDLED_ORDER)}
+    return sorted(_POLICIES, key=lambda n: rank.get(n, len(rank)))
 
 
 def is_route(name: str) -> bool:

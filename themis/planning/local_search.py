@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
+from themis.planning.evaluate import run_makespan_ns
 from themis.policies.base import PLAIN_RUN, Route, RunModel
 from themis.timing import Timing
 from topologies.network import Network
@@ -50,8 +51,8 @@ def evaluator(collective: Collective, network: Network, timing: Timing, intra: s
         return p
 
     def evaluate(routes: Sequence[Route]) -> float:
-        return run.makespan_ns(collective, network, timing, [plan(r) for r in routes], intra,
-                               active_chunks)
+        return run_makespan_ns(run, collective, network, timing, [plan(r) for r in routes],
+                               intra, active_chunks)
 
     return evaluate
 

@@ -42,10 +42,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
+from themis.planning.evaluate import run_makespan_ns
+from themis.planning.local_search import evaluator, local_search
 from themis.plans import PlanShape
 from themis.policies.base import PLAIN_RUN, PolicyChoice, Route, RunModel, register_policy
+from themis.policies.greedy import Themis
 from themis.policies.guarded import guarded_routes
 from themis.policies.lb_mix import mix_routes
+from themis.policies.round_robin import RoundRobin
 from themis.policies.route_mix import RouteLoads, all_routes, route_counts
 from themis.timing import Timing, make_timing
 from topologies.network import Network
@@ -123,7 +127,7 @@ def sim_greedy_routes(collective: Collective, network: Network, timing: Timing,
         best_r, best_t = loads.routes[0], float("inf")
         for r in loads.routes:
             plans = [run.plan(collective.kind, x) for x in chosen + [r]]
-            t = run.makespan_ns(part, network, timing, plans, intra, active_chunks)
+            t = run_makespan_ns(run, part, network, timing, plans, intra, active_chunks)
             if t < best_t * (1 - 1e-12):
                 best_r, best_t = r, t
         chosen.append(best_r)
@@ -135,9 +139,6 @@ def candidates(collective: Collective, network: Network, timing: Timing,
                run: RunModel = PLAIN_RUN) -> list[tuple[str, list[Route]]]:
     """The candidate route assignments (label, routes), duplicates removed; each is
     run with ``run``'s plan shape (its references are added by :func:`best_plan`)."""
-    from themis.policies.greedy import Themis
-    from themis.policies.round_robin import RoundRobin
-
     loads = RouteLoads.measure(collective, network, timing, run.shape)
     n = len(collective.chunk_sizes())
     out: list[tuple[str, list[Route]]] = [
@@ -220,7 +221,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
             if p is None:
                 p = plan_of[r, shape] = run.plan(collective.kind, r, shape)
             plans.append(p)
-        t = run.makespan_ns(collective, network, timing, plans, q, active_chunks, shape)
+        t = run_makespan_ns(run, collective, network, timing, plans, q, active_chunks, shape)
         choice = PolicyChoice(list(routes), q, f"{label}/{q}", t, shape=shape)
         if shape is None and (q not in best_by_intra or t < best_by_intra[q].makespan_ns):
             best_by_intra[q] = choice
@@ -250,8 +251,6 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
     assert best is not None
     routes_all = all_routes(network)
     if n * len(routes_all) <= POLISH_LIMIT:
-        from themis.policies.local_search import evaluator, local_search
-
         for q in intra_options:
             start = best_by_intra[q]
             res = local_search(start.routes, routes_all,
