@@ -190,6 +190,12 @@ def _cache_key(collective: Collective, network: Network, timing: Timing,
             active_chunks, run)
 
 
+def _ns(choice: PolicyChoice) -> float:
+    """A scored choice's makespan (every choice the portfolio makes is simulated)."""
+    assert choice.makespan_ns is not None
+    return choice.makespan_ns
+
+
 def best_plan(collective: Collective, network: Network, timing: Timing,
               intra_options: Sequence[str], active_chunks: int = 1,
               run: RunModel = PLAIN_RUN) -> PolicyChoice:
@@ -223,9 +229,9 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
             plans.append(p)
         t = run_makespan_ns(run, collective, network, timing, plans, q, active_chunks, shape)
         choice = PolicyChoice(list(routes), q, f"{label}/{q}", t, shape=shape)
-        if shape is None and (q not in best_by_intra or t < best_by_intra[q].makespan_ns):
+        if shape is None and (q not in best_by_intra or t < _ns(best_by_intra[q])):
             best_by_intra[q] = choice
-        if best is None or t < best.makespan_ns:
+        if best is None or t < _ns(best):
             best = choice
         return t
 
@@ -244,10 +250,10 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
         for q in intra_options:
             if q != first:
                 score(*cands[i], q)
-    for label, routes, shape in run.references:
+    for label, ref_routes, shape in run.references:
         # What the same run gives another policy (its own plan shape): never slower.
         for q in intra_options:
-            score(f"run:{label}", routes, q, None if shape == run.shape else shape)
+            score(f"run:{label}", ref_routes, q, None if shape == run.shape else shape)
     assert best is not None
     routes_all = all_routes(network)
     if n * len(routes_all) <= POLISH_LIMIT:
@@ -255,8 +261,8 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
             start = best_by_intra[q]
             res = local_search(start.routes, routes_all,
                                evaluator(collective, network, timing, q, active_chunks, run),
-                               POLISH_BUDGET, start_ns=start.makespan_ns)
-            if res.makespan_ns < best.makespan_ns:
+                               POLISH_BUDGET, start_ns=_ns(start))
+            if res.makespan_ns < _ns(best):
                 best = PolicyChoice(res.routes, q, f"{start.label}+search", res.makespan_ns)
     polished = n * len(routes_all) <= POLISH_LIMIT
     if len(intra_options) > 1 and (screen or polished):
@@ -267,7 +273,7 @@ def best_plan(collective: Collective, network: Network, timing: Timing,
         # also runs portfolio/fifo, /scf and /lrw pays once.
         for q in intra_options:
             single = best_plan(collective, network, timing, (q,), active_chunks, run)
-            if single.makespan_ns < best.makespan_ns:
+            if _ns(single) < _ns(best):
                 best = single
     best = dataclasses.replace(best, plan_s=time.perf_counter() - t0)
     _CACHE[key] = best

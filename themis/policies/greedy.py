@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from operator import itemgetter
+from typing import Any
 
 from themis.collective import Collective
 from themis.policies.base import Route, register_policy
@@ -74,7 +75,7 @@ class Themis:
 
         # The persistent list of [load, dim] (size-1 dimensions stay at load 0 and
         # are skipped: a stable sort keeps the active ones' relative order).
-        entries = [[0.0, i] for i in range(nd)]
+        entries: list[list[Any]] = [[0.0, i] for i in range(nd)]  # [load, dim] pairs
         routes: list[Route] = []
         for idx, c in enumerate(collective.chunk_sizes()):
             entries.sort(key=by_load)
