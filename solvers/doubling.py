@@ -8,7 +8,8 @@ stage's duration is linear in its size (latency 0, no endpoint delay:
 split schedule is no longer (the simulator's replay starts each piece as
 early as it can, often earlier): OPT(kC) <= OPT(C). Two uses:
 
-- **hints up the chain** (:func:`chain_hint`): a proven C/2 optimum, split
+- **hints up the chain** (:func:`solvers.solve.chain_hint`, next to the
+  :func:`~solvers.solve.solve` it calls at C/2): a proven C/2 optimum, split
   in two, is a strong hint for C (with latency it costs one more latency per
   stage; it is re-timed exactly by the simulator, still a valid hint);
 - **the doubling bound** (:func:`doubling_bound`): at latency 0,
@@ -22,21 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from solvers.bounds import bounds
 from themis.instance import Instance
 from themis.schedule import Schedule
 from themis.simulator import simulate
 
 #: Relative tolerance of the linearity test (floating-point noise of the durations).
 LINEAR_TOL = 1e-12
-#: Share of a solve's budget its C/2 sub-solve may use (recursively down the chain).
-CHAIN_SHARE = 0.5
-#: Smallest chunk count a chain starts from.
-CHAIN_MIN_CHUNKS = 2
-#: Largest chunk count a solve builds a chain for (beyond it the C/2 proof is out of
-#: reach; :func:`solvers.improve.improve` splits the largest proven C instead).
-CHAIN_MAX_CHUNKS = 64
 
 
 def with_chunks(instance: Instance, chunks: int) -> Instance:
@@ -100,53 +94,6 @@ def split_schedule(schedule: Schedule, instance: Instance, factor: int = 2) -> S
     return out
 
 
-@dataclass(frozen=True)
-class ChainHint:
-    """The C/2 sub-solve of a chain and its schedule split for C."""
-
-    from_chunks: int
-    status: str
-    from_makespan_ns: float | None
-    schedule: Schedule | None
-    deterministic_time_s: float
-    levels: int
-
-    def to_dict(self) -> dict:
-        """JSON-ready summary (without the schedule)."""
-        return {"from_chunks": self.from_chunks, "status": self.status,
-                "from_makespan_ns": self.from_makespan_ns,
-                "makespan_ns": None if self.schedule is None else self.schedule.makespan_ns,
-                "deterministic_time_s": self.deterministic_time_s, "levels": self.levels}
-
-
-def chain_hint(instance: Instance, solver: str, params, remaining_s: float) -> ChainHint | None:
-    """Solve ``instance`` at C/2 (itself with its own chain) and split the answer for C.
-
-    ``params`` are the C solve's :class:`~solvers.params.SolverParams`; the
-    sub-solve gets ``CHAIN_SHARE`` of its deterministic time (and of the wall
-    clock left), so a whole chain stays within the top solve's budget.
-    ``None`` when C is odd, below ``2 x CHAIN_MIN_CHUNKS``, above
-    ``CHAIN_MAX_CHUNKS`` or does not split.
-    """
-    from solvers.solve import solve
-
-    c = instance.chunks
-    if c % 2 or c // 2 < CHAIN_MIN_CHUNKS or c > CHAIN_MAX_CHUNKS:
-        return None
-    half = with_chunks(instance, c // 2)
-    if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
-        return None
-    det = params.deterministic_time_s
-    sub = dataclasses.replace(
-        params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
-        deterministic_time_s=None if det is None else CHAIN_SHARE * det)
-    res = solve(half, solver, sub)
-    used = float(res.meta.get("deterministic_time_total") or 0.0)
-    levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))
-    sched = None if res.schedule is None else split_schedule(res.schedule, instance, 2)
-    return ChainHint(c // 2, str(res.status), res.makespan_ns, sched, used, levels)
-
-
 def doubling_bound(instance: Instance, ag_order: str = "reverse",
                    factors: tuple[int, ...] = (2,), **bound_kw) -> tuple[float, int]:
     """The best LB3(k x C) over ``factors`` (valid for C at latency 0), and its k.
@@ -154,8 +101,6 @@ def doubling_bound(instance: Instance, ag_order: str = "reverse",
     ``(0.0, 0)`` when the instance's durations are not linear in size or its
     chunks do not split. ``bound_kw`` go to :func:`solvers.bounds.bounds`.
     """
-    from solvers.bounds import bounds
-
     if not linear_in_size(instance):
         return 0.0, 0
     best, best_k = 0.0, 0

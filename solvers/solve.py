@@ -7,6 +7,10 @@ problem once (data, bounds, hint), runs the backend registered under
 independent checker, an honest status. Every backend failure is a Result:
 an exception, a crash or a limit without an answer gives the hint with
 status ``feasible`` (``unknown`` without one) and the reason.
+
+For CP-SAT the hints include the doubling chain's (:func:`chain_hint`, here
+because it is this same :func:`solve` at C/2; the splitting and the doubling
+bound are :mod:`solvers.doubling`'s).
 """
 
 from __future__ import annotations
@@ -15,12 +19,14 @@ import dataclasses
 import time
 import traceback
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from solvers.backend import BackendInfo, Problem
 from solvers.bounds import LB3_SAFETY_S, Bounds
 from solvers.bounds import bounds as compute_bounds
 from solvers.common import ProblemData
+from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.grading import grade
 from solvers.hints import best_hint, candidate_schedules, seeded, simulated_hints, validate_hint
 from solvers.params import SolverParams
@@ -32,6 +38,13 @@ from themis.schedule import Schedule
 from topologies.errors import InputError
 
 _WORK_LIMITS = ("deterministic_time_s", "node_limit")
+#: Share of a solve's budget its C/2 sub-solve may use (recursively down the chain).
+CHAIN_SHARE = 0.5
+#: Smallest chunk count a chain starts from.
+CHAIN_MIN_CHUNKS = 2
+#: Largest chunk count a solve builds a chain for (beyond it the C/2 proof is out of
+#: reach; :func:`solvers.improve.improve` splits the largest proven C instead).
+CHAIN_MAX_CHUNKS = 64
 
 
 def check_params(solver: str, params: SolverParams | None = None,
@@ -179,22 +192,20 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
     backend runs with (the deterministic time the chain used is taken off) and
     the bounds (at latency 0 raised to LB3(2C) where that is higher).
     """
-    from solvers import doubling
-
     if not params.doubling or solver != "cpsat":
         return params, lb
     left = params.time_limit_s - (time.perf_counter() - t0)
-    chain = doubling.chain_hint(instance, solver, params, left)
+    chain = chain_hint(instance, solver, params, left)
     if chain is None:
         return params, lb
     info = chain.to_dict()
     if chain.schedule is not None:
         cands[f"split-C{chain.from_chunks}"] = chain.schedule
     meta["chain_deterministic_time_s"] = chain.deterministic_time_s
-    if doubling.linear_in_size(instance):
+    if linear_in_size(instance):
         safety = LB3_SAFETY_S if params.deterministic else \
             min(LB3_SAFETY_S, max(0.05, 0.3 * left))
-        value, k = doubling.doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
+        value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
         info["bound_ns"], info["bound_factor"] = value, k
         if value > lb.lb_ns:
             lb = dataclasses.replace(lb, lb_ns=value)
@@ -204,3 +215,50 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
         params = dataclasses.replace(
             params, deterministic_time_s=max(0.01, det - chain.deterministic_time_s))
     return params, lb
+
+
+@dataclass(frozen=True)
+class ChainHint:
+    """The C/2 sub-solve of a chain and its schedule split for C."""
+
+    from_chunks: int
+    status: str
+    from_makespan_ns: float | None
+    schedule: Schedule | None
+    deterministic_time_s: float
+    levels: int
+
+    def to_dict(self) -> dict:
+        """JSON-ready summary (without the schedule)."""
+        return {"from_chunks": self.from_chunks, "status": self.status,
+                "from_makespan_ns": self.from_makespan_ns,
+                "makespan_ns": None if self.schedule is None else self.schedule.makespan_ns,
+                "deterministic_time_s": self.deterministic_time_s, "levels": self.levels}
+
+
+def chain_hint(instance: Instance, solver: str, params: SolverParams,
+               remaining_s: float) -> ChainHint | None:
+    """Solve ``instance`` at C/2 (itself with its own chain) and split the answer for C.
+
+    The doubling chain's hint (:mod:`solvers.doubling`): it lives here because
+    the C/2 sub-solve is a whole :func:`solve`. ``params`` are the C solve's;
+    the sub-solve gets ``CHAIN_SHARE`` of its deterministic time (and of the
+    wall clock left), so a whole chain stays within the top solve's budget.
+    ``None`` when C is odd, below ``2 x CHAIN_MIN_CHUNKS``, above
+    ``CHAIN_MAX_CHUNKS`` or does not split.
+    """
+    c = instance.chunks
+    if c % 2 or c // 2 < CHAIN_MIN_CHUNKS or c > CHAIN_MAX_CHUNKS:
+        return None
+    half = with_chunks(instance, c // 2)
+    if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
+        return None
+    det = params.deterministic_time_s
+    sub = dataclasses.replace(
+        params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
+        deterministic_time_s=None if det is None else CHAIN_SHARE * det)
+    res = solve(half, solver, sub)
+    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))
+    sched = None if res.schedule is None else split_schedule(res.schedule, instance, 2)
+    return ChainHint(c // 2, str(res.status), res.makespan_ns, sched, used, levels)
