@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from solvers.common import Assignment, ProblemData, assignment_from_schedule
 from themis.checker import check
 from themis.instance import Instance
-from themis.policies import policy_names
+from themis.policies import make_policy, policy_names
 from themis.schedule import Schedule
 from themis.simulator import SimResult, intra_names, simulate
 from topologies.errors import InputError
@@ -32,8 +32,6 @@ def hint_methods() -> list[tuple[str, str | None]]:
     ``portfolio``) runs once with ``None`` (its own choice among all), and
     first, so that a short time limit still gets it.
     """
-    from themis.policies import make_policy
-
     first: list[tuple[str, str | None]] = []
     rest: list[tuple[str, str | None]] = []
     for p in policy_names():

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from solvers.common import Assignment
 from themis.schedule import Schedule
-
-if TYPE_CHECKING:
-    from solvers.common import Assignment
 
 
 class Status(enum.StrEnum):

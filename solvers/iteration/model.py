@@ -30,6 +30,7 @@ budget.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -44,7 +45,7 @@ from themis.training.dims import TRANSFORMERS, logical_network
 from themis.training.loops import drive
 from themis.training.runner import Run
 from themis.training.shapes import ASTRA, CollectiveShapes
-from themis.training.simulate import _Timings, scale_workload
+from themis.training.simulate import _Timings, scale_workload, simulate_training
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import Workload
@@ -117,8 +118,6 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     """The optimum of ``workload``'s iteration on ``network`` under ``cfg`` (timing,
     chunks, k, passes, scales); refuses (:class:`InputError`) models above
     ``max_intervals`` optional intervals and bandwidth sharing (alpha-beta, k > 1)."""
-    import time
-
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -304,8 +303,6 @@ HINT_POLICIES: tuple[tuple[str, str], ...] = (
 
 def _best_policy(workload: Workload, network: Network, cfg: TrainingConfig):
     """The simulated run of :data:`HINT_POLICIES` that ends first."""
-    from themis.training.simulate import simulate_training
-
     runs = [simulate_training(workload, network, cfg.with_(policy=p, intra=i), bound=False)
             for p, i in HINT_POLICIES]
     return min(runs, key=lambda r: r.end_ns)

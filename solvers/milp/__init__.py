@@ -7,6 +7,8 @@ PuLP and HiGHS are imported only when a model is built.
 """
 
 from solvers.backend import Problem, register_backend
+from solvers.milp.cbc import run_cbc
+from solvers.milp.highs import run_highs
 from solvers.milp.solve import check_size, solve_milp
 from solvers.result import RawSolution
 
@@ -14,14 +16,10 @@ from solvers.result import RawSolution
 @register_backend("cbc", check_size, "node_limit")
 def solve_cbc(problem: Problem) -> RawSolution:
     """The MILP solved by CBC."""
-    from solvers.milp.cbc import run_cbc
-
     return solve_milp(problem, run_cbc)
 
 
 @register_backend("highs", check_size, "node_limit")
 def solve_highs(problem: Problem) -> RawSolution:
     """The MILP solved by HiGHS."""
-    from solvers.milp.highs import run_highs
-
     return solve_milp(problem, run_highs, use_grid=True)
