@@ -36,10 +36,15 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solvers.result import BoundSource, Result
+from solvers.bounds import Bounds, bounds
+from solvers.doubling import split_schedule, splits, with_chunks
+from solvers.params import SolverParams
+from solvers.result import BoundSource, Result, Status
 from themis.checker import check
 from themis.instance import Instance
+from themis.plans import stage_plan
 from themis.schedule import Schedule
+from themis.simulator import SimResult, intra_names, simulate
 from topologies.errors import InputError
 
 #: A makespan within this relative distance of the lower bound is proven optimal.
@@ -57,7 +62,7 @@ DEFAULT_EVALUATIONS = 2000
 CHAIN_CHUNKS = 32
 #: Chain base results by (instance key, deterministic time, seed): the base solve is
 #: deterministic, so C = 64 ... 1024 of one network and size share it.
-_CHAIN_CACHE: dict[tuple[str, float, int], object] = {}
+_CHAIN_CACHE: dict[tuple[str, float, int], Result] = {}
 
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
@@ -145,10 +150,8 @@ def _moves(n: int) -> Iterator[tuple[int, int]]:
                     yield i, j
 
 
-def _replay_orders(schedule: Schedule, orders: dict):
+def _replay_orders(schedule: Schedule, orders: dict) -> SimResult:
     """Replay ``schedule``'s plans with the given per-dimension orders."""
-    from themis.simulator import simulate
-
     per_coll: list[list] = [[] for _ in schedule.collectives]
     for c in sorted(schedule.chunks, key=lambda c: (c.collective, c.chunk)):
         per_coll[c.collective].append(c.phases)
@@ -159,36 +162,30 @@ def _replay_orders(schedule: Schedule, orders: dict):
                     plans=per_coll, dim_orders=orders, ag_order=schedule.ag_order)
 
 
-def _cpsat(instance: Instance, schedule: Schedule, bnds: object, dtime_s: float | None,
+def _cpsat(instance: Instance, schedule: Schedule, bnds: Bounds, dtime_s: float | None,
            time_limit_s: float | None, seed: int) -> Result | None:
-    """CP-SAT warm-started from ``schedule`` on a deterministic budget (None if unavailable).
+    """CP-SAT warm-started from ``schedule`` on a deterministic budget (None if the
+    model is too large to build).
 
     Without ``time_limit_s`` there is in effect no wall-clock limit (a week), so
     that only the deterministic limit binds, however loaded the machine.
     """
-    import inspect
-
+    # Looked up when called (a test spies on solvers.solve.solve); not a cycle:
+    # nothing solvers.solve imports imports this module.
     from solvers.solve import solve
 
-    sig = inspect.signature(solve)
     wall = time_limit_s if time_limit_s is not None else 7 * 24 * 3600.0
-    if "hint" in sig.parameters:
-        from solvers.params import SolverParams
-
-        params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
-                              seed=seed)
-        try:
-            return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
-        except InputError:  # e.g. a model too large to build: keep the search's schedule
-            return None
-    return None  # pragma: no cover - a solvers package without warm starts
+    params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
+                          seed=seed)
+    try:
+        return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
+    except InputError:  # e.g. a model too large to build: keep the search's schedule
+        return None
 
 
 def chain_base(chunks: int, instance: Instance, chain_chunks: int = CHAIN_CHUNKS) -> int | None:
     """The largest C0 = chunks / 2^j <= ``chain_chunks`` (j >= 1) whose chunks split
     exactly into ``chunks / C0`` pieces each, or ``None``."""
-    from solvers.doubling import splits, with_chunks
-
     c0, factor = chunks, 1
     while c0 % 2 == 0 and c0 // 2 >= 2:
         c0, factor = c0 // 2, factor * 2
@@ -201,9 +198,7 @@ def chain_base(chunks: int, instance: Instance, chain_chunks: int = CHAIN_CHUNKS
 def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
            time_limit_s: float | None) -> tuple[Schedule | None, dict]:
     """The doubling chain's candidate for ``instance`` (see the module docstring)."""
-    from solvers.doubling import split_schedule, with_chunks
-    from solvers.params import SolverParams
-    from solvers.solve import solve
+    from solvers.solve import solve  # looked up when called, as in _cpsat
 
     c = instance.chunks
     c0 = chain_base(c, instance, chain_chunks)
@@ -247,12 +242,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     ``chain_dtime_s`` (CP-SAT's deterministic time at C0; 0: no chain) and
     ``chain_chunks`` (the largest C0): the doubling chain's start.
     """
-    from solvers.bounds import bounds
     from themis.planning.local_search import evaluator, local_search
     from themis.planning.portfolio import best_plan
-    from themis.plans import stage_plan
     from themis.policies.route_mix import all_routes
-    from themis.simulator import intra_names, simulate
 
     if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 0:
         raise InputError("evaluations must be an integer >= 0", "evaluations", evaluations)
@@ -273,11 +265,14 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     use_cpsat = cpsat_dtime_s is None or cpsat_dtime_s > 0
     t0 = time.perf_counter()
     end = None if time_limit_s is None else t0 + time_limit_s
-    deadline = None if end is None else t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
+    deadline = None if time_limit_s is None else \
+        t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
     coll, net, tm = instance.collective, instance.network, instance.timing
     bnds = bounds(instance)
     lb = bnds.lb_ns
     start = best_plan(coll, net, tm, intra_names())
+    start_ns = start.makespan_ns
+    assert start_ns is not None, "best_plan simulates its choice"
     clock = _Clock(evaluations, deadline)
     chained, chain_info = (None, {}) if chain_dtime_s <= 0 else _chain(
         instance, chain_dtime_s, chain_chunks, seed,
@@ -288,7 +283,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
 
     # 1. routes: a local search under each discipline from its best portfolio plan
     # (half the route budget, shared equally), then the best one continues.
-    best_routes, intra, best_ns = start.routes, start.intra or "fifo", start.makespan_ns
+    best_routes, intra, best_ns = start.routes, start.intra or "fifo", start_ns
     if isinstance(target_gap, bool) or not isinstance(target_gap, int | float) \
             or not 0 <= target_gap < 1:
         raise InputError("must be a relative gap in [0, 1)", "target-gap", target_gap)
@@ -331,7 +326,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                   "intra": intra}
     if chain_info:
         meta["chain"] = chain_info
-    status = "feasible"
+    status = Status.FEASIBLE
     solver_ns = None
     # 3. CP-SAT warm-started from the best schedule.
     if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL):
@@ -347,15 +342,15 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                 best = res.schedule
             if res.status == "optimal" and res.makespan_ns is not None and \
                     best.makespan_ns <= res.makespan_ns * (1 + PROOF_TOL):
-                status = "optimal"
+                status = Status.OPTIMAL
                 meta["proof"] = "cpsat"
     if clock.stopped_by:
         meta["stopped_by"] = clock.stopped_by
-    if status != "optimal" and best.makespan_ns <= lb * (1 + PROOF_TOL):
-        status = "optimal"
+    if status != Status.OPTIMAL and best.makespan_ns <= lb * (1 + PROOF_TOL):
+        status = Status.OPTIMAL
         meta["proof"] = "lower bound"
     violations = [str(v) for v in check(best)]
-    best.meta.update({"solver": "improve", "status": status})
+    best.meta.update({"solver": "improve", "status": str(status)})
     # Where the bound comes from: CP-SAT's proof when it beat LB0-LB3, else theirs.
     source = BoundSource.CPSAT if lb > bnds.lb_ns else BoundSource.OURS
     return Result(status=status, makespan_ns=best.makespan_ns,

@@ -37,8 +37,10 @@ import enum
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import ClassVar
 
 from solvers.common import ProblemData
+from themis.plans import PlanShape
 from themis.schedule import stage_plan
 from themis.stages import chain
 from themis.timing.base import StageCost, Timing
@@ -257,6 +259,8 @@ class TickTiming:
     """
 
     shares_bandwidth = False
+    #: The model's plans are reduce-scatter then all-gather (the only stages it times).
+    plan_shapes: ClassVar[tuple[PlanShape, ...]] = (PlanShape.RS_AG,)
 
     def __init__(self, data: ProblemData, scaled: Scaled) -> None:
         base: Timing = data.instance.timing

@@ -31,10 +31,12 @@ the search.
 
 from __future__ import annotations
 
+import threading
 import time
+from typing import TYPE_CHECKING
 
 from solvers.backend import Problem
-from solvers.bounds import RouteCounts
+from solvers.bounds import LB3_SAFETY_S, RouteCounts
 from solvers.common import Assignment, ProblemData, step_of
 from solvers.cpsat import constraints, objective
 from solvers.cpsat.hint import add_hint, hint_ticks
@@ -43,6 +45,9 @@ from solvers.cpsat.variables import Variables, make_variables
 from solvers.result import RawSolution, Status
 from themis.schedule import Schedule
 from topologies.errors import InputError
+
+if TYPE_CHECKING:  # OR-Tools is imported when a model is built (start-up time)
+    from ortools.sat.python import cp_model
 
 #: Largest model built: chunks x routes x dimensions (route-enforced chain terms).
 MAX_TERMS = 100_000
@@ -75,8 +80,6 @@ def bound_safety_s(problem: Problem) -> float:
     left, so the time limit holds (a MIP stopped by it falls back, see
     :mod:`solvers.bounds`).
     """
-    from solvers.bounds import LB3_SAFETY_S
-
     if problem.params.deterministic:
         return LB3_SAFETY_S
     return min(LB3_SAFETY_S, max(0.05, 0.3 * problem.remaining_s()))
@@ -180,7 +183,8 @@ def _configure(solver, problem: Problem, scaled: Scaled, wall_s: float,
             raise InputError(f"bad CpSolver parameter value ({err})", key, value) from None
 
 
-def run_interruptibly(solver, model):
+def run_interruptibly(solver: cp_model.CpSolver,
+                      model: cp_model.CpModel) -> cp_model.CpSolverStatus:
     """``solver.solve(model)``; Ctrl-C stops the search and raises KeyboardInterrupt.
 
     CP-SAT's own SIGINT handler (``catch_sigint_signal``) would end the search
@@ -189,17 +193,16 @@ def run_interruptibly(solver, model):
     calling (main) thread waits, and on KeyboardInterrupt stops the search,
     waits for it and re-raises (the CLI then exits 130, as for CBC and HiGHS).
     """
-    import threading
-
     solver.parameters.catch_sigint_signal = False
-    out: dict[str, object] = {}
+    statuses: list[cp_model.CpSolverStatus] = []
+    errors: list[BaseException] = []
     done = threading.Event()
 
     def work() -> None:
         try:
-            out["status"] = solver.solve(model)
+            statuses.append(solver.solve(model))
         except BaseException as err:  # noqa: BLE001 - re-raised in the caller
-            out["error"] = err
+            errors.append(err)
         finally:
             done.set()
 
@@ -213,9 +216,9 @@ def run_interruptibly(solver, model):
         solver.stop_search()
         done.wait()
         raise
-    if "error" in out:
-        raise out["error"]  # type: ignore[misc]
-    return out["status"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return statuses[0]
 
 
 def _solve_once(problem: Problem, scaled: Scaled, wall_s: float, det_s: float | None,

@@ -14,14 +14,19 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from solvers.backend import Problem
 from solvers.common import Assignment, ProblemData, step_of
+from solvers.cpsat.scaling import exact_grid
 from solvers.milp.constraints import add_chains, add_disjunctions, order_pairs
 from solvers.milp.variables import MilpVars, make_variables
 from solvers.milp.warm_start import warm_start
 from solvers.result import RawSolution, Status
 from topologies.errors import InputError
+
+if TYPE_CHECKING:  # PuLP is imported when a model is built (start-up time); untyped
+    import pulp
 
 #: Integrality and feasibility tolerances asked of the MILP solvers.
 INT_TOL = 1e-9
@@ -49,7 +54,7 @@ def check_size(data: ProblemData) -> None:
 class Built:
     """The PuLP problem, its variables, units and error bound."""
 
-    prob: object
+    prob: pulp.LpProblem
     v: MilpVars
     unit: float
     ub_ns: float
@@ -85,12 +90,12 @@ def build(problem: Problem, use_grid: bool = False) -> Built:
     """
     import pulp
 
-    from solvers.cpsat.scaling import exact_grid
-
     data = problem.data
     grid = exact_grid(data, MILP_GRID_CAP) if use_grid else None
-    exact = grid is not None and grid.exact
-    unit = grid.tick_ns if exact else data.max_duration_ns / 1000.0
+    if grid is not None and grid.exact:
+        exact, unit = True, grid.tick_ns
+    else:
+        exact, unit = False, data.max_duration_ns / 1000.0
     ub_ns = problem.hint.makespan_ns if problem.hint is not None else \
         sum(max(max(row.values()) for row in part[data.class_of[c]])
             for c in range(data.nchunks) for part in (data.rs, data.ag)) * len(data.dims)
@@ -105,11 +110,11 @@ def build(problem: Problem, use_grid: bool = False) -> Built:
     big = ub_units + 1000.0  # starts and ends lie in [0, ub]; a relaxed chain row adds one
     add_chains(prob, data, v, unit, big)
     add_disjunctions(prob, data, v, big, problem.params.symmetry)
-    warm = problem.hint is not None and problem.params.use_hint
-    if warm:
-        warm_start(data, problem.hint, v, unit)
+    hint = problem.hint if problem.params.use_hint else None
+    if hint is not None:
+        warm_start(data, hint, v, unit)
     err = data.nstages * (ub_units * INT_TOL + FEAS_TOL) * unit
-    return Built(prob, v, unit, ub_ns, err, warm, "exact" if exact else "default")
+    return Built(prob, v, unit, ub_ns, err, hint is not None, "exact" if exact else "default")
 
 
 Runner = Callable[[Problem, Built, float], Outcome]
@@ -141,15 +146,19 @@ def solve_milp(problem: Problem, run: Runner, use_grid: bool = False) -> RawSolu
     meta.update(out.meta)
     err = built.err_ns + out.extra_err_ns
     bound = 0.0 if out.bound_units is None else max(0.0, out.bound_units * built.unit - err)
-    common = {"meta": meta, "stopped_by": out.stopped_by, "reason": out.reason,
-              "log": out.log}
+
+    def answer(status: Status, assignment: Assignment | None, makespan_ns: float | None,
+               bound_ns: float) -> RawSolution:
+        return RawSolution(status, assignment, makespan_ns, bound_ns, err, meta,
+                           stopped_by=out.stopped_by, reason=out.reason, log=out.log)
+
     if out.infeasible:
-        return RawSolution(Status.INFEASIBLE, None, None, 0.0, err, **common)
+        return answer(Status.INFEASIBLE, None, None, 0.0)
     if not out.has_solution:
-        return RawSolution(Status.UNKNOWN, None, None, bound, err, **common)
+        return answer(Status.UNKNOWN, None, None, bound)
     mk = (built.v.T.varValue or 0.0) * built.unit
-    return RawSolution(Status.OPTIMAL if out.proven else Status.FEASIBLE,
-                       extract(problem.data, built.v, built.unit), mk, bound, err, **common)
+    return answer(Status.OPTIMAL if out.proven else Status.FEASIBLE,
+                  extract(problem.data, built.v, built.unit), mk, bound)
 
 
 def extract(data: ProblemData, v: MilpVars, unit: float) -> Assignment:
