@@ -9,7 +9,10 @@ inside functions, under ``TYPE_CHECKING``) fails on:
   (``__import__("x")``, ``importlib.import_module("x")``), which hides imports
   from readers and tools (plug-in packages import their modules by name, in a
   chosen order, in their ``__init__``);
-- a cycle among module-level imports.
+- a cycle among module-level imports;
+- a cycle among run-time imports anywhere (a function-level import must not hide
+  one: it is how a lower module would reach back up, e.g. the simulator into the
+  planners that simulate).
 """
 
 from __future__ import annotations
@@ -45,15 +48,20 @@ def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
-    """``(line, imported module, at module level)`` for every import statement."""
+def imports(module: str, path: Path, runtime: bool = False) -> list[tuple[int, str, bool]]:
+    """``(line, imported module, at module level)`` for every import statement
+    (with ``runtime``, those under ``if TYPE_CHECKING:`` left out)."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = {id(s) for n in ast.walk(tree) if _is_type_checking(n)
+                   for s in ast.walk(n)} if runtime else set()
     top = {id(n) for n in tree.body}
     for n in tree.body:  # statements under a module-level try/if count as module level
         if isinstance(n, ast.Try | ast.If) and not _is_type_checking(n):
             top |= {id(s) for s in ast.walk(n) if isinstance(s, ast.stmt)}
     out = []
     for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name, id(node) in top) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -64,7 +72,7 @@ def imports(module: str, path: Path) -> list[tuple[int, str, bool]]:
     return out
 
 
-def _is_type_checking(node: ast.stmt) -> bool:
+def _is_type_checking(node: ast.AST) -> bool:
     return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
 
 
@@ -116,9 +124,8 @@ def test_no_module_imported_by_a_string() -> None:
     assert not bad, "imports by a computed name or a string:\n" + "\n".join(bad)
 
 
-def test_no_import_cycle_at_module_level() -> None:
-    graph = {m: sorted({t for _, t, top in imports(m, p) if top and t in MODULES and t != m})
-             for m, p in MODULES.items()}
+def _cycles(graph: dict[str, list[str]]) -> list[str]:
+    """The cycles a depth-first walk of ``graph`` meets, package self-cycles aside."""
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles: list[str] = []
@@ -139,8 +146,27 @@ def test_no_import_cycle_at_module_level() -> None:
             visit(m)
     # A package importing its own submodules in __init__ while they import the package
     # back is how Python packages work; only cycles between distinct modules count.
-    real = [c for c in cycles if not _package_self_cycle(c)]
+    return [c for c in cycles if not _package_self_cycle(c)]
+
+
+def test_no_import_cycle_at_module_level() -> None:
+    graph = {m: sorted({t for _, t, top in imports(m, p) if top and t in MODULES and t != m})
+             for m, p in MODULES.items()}
+    real = _cycles(graph)
     assert not real, "module-level import cycles:\n" + "\n".join(real)
+
+
+def test_no_import_cycle_hidden_in_a_function() -> None:
+    graph = {m: sorted({t for _, t, _ in imports(m, p, runtime=True)
+                        if t in MODULES and t != m})
+             for m, p in MODULES.items()}
+    real = _cycles(graph)
+    assert not real, "import cycles through function-level imports:\n" + "\n".join(real)
+
+
+def test_the_cycle_walk_finds_a_cycle_through_a_function() -> None:
+    assert _cycles({"a.x": ["a.y"], "a.y": ["a.x"]}) == ["a.x -> a.y -> a.x"]
+    assert _cycles({"a": ["a.x"], "a.x": ["a"]}) == []
 
 
 def _package_self_cycle(cycle: str) -> bool:
