@@ -46,6 +46,11 @@ make 6 + 6 = 12 method tasks plus 2 bound tasks. A task is identified by its key
 network under two names) runs once. A policy under another timing than
 alpha-beta is the method ``themis/scf@astra-sim-1.0``, so a spec without a
 ``timing`` key keeps the keys it always had.
+
+``[[training]]`` tables (training studies; none of the top-level keys apply to
+them) are read by :func:`reports.sweep.training.parse_training` into
+:attr:`Spec.training`; a spec needs at least one ``[[grid]]`` or
+``[[training]]`` table.
 """
 
 from __future__ import annotations

@@ -226,3 +226,4 @@ def test_collective_and_training_tables_in_one_spec(tmp_path: Path) -> None:
     with sqlite3.connect(tmp_path / "r.sqlite") as conn:
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2
         assert conn.execute("SELECT COUNT(*) FROM training").fetchone()[0] == 2
+
