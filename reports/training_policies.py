@@ -98,6 +98,9 @@ def parse_policies(values: Sequence[object], intras: Sequence[str], field: str,
 
 #: The probe iteration: one data-parallel layer whose weight gradient is one all-reduce.
 PROBE = "DATA\n1\nprobe -1 1 NONE 0 1 NONE 0 1 ALLREDUCE {size} 1\n"
+#: Its chunks (names, disciplines and routes do not depend on the count; few keep a
+#: planning policy's probe short).
+PROBE_CHUNKS = 2
 
 
 def check_policies(network: Any, config: Any, policies: Sequence[TrainingPolicy],
@@ -110,11 +113,12 @@ def check_policies(network: Any, config: Any, policies: Sequence[TrainingPolicy]
     from topologies.workload import parse_workload
 
     lnet = logical_network(network, group)[0]
-    probe = parse_workload(PROBE.format(size=max(config.chunks, 1) * 4096), "probe.txt")
+    probe = parse_workload(PROBE.format(size=PROBE_CHUNKS * 4096), "probe.txt")
     for method, field in zip(policies, fields, strict=True):
         try:
             simulate_training(probe, lnet, replace(config, policy=method.policy,
-                                                  intra=method.intra), bound=False)
+                                                  intra=method.intra, chunks=PROBE_CHUNKS),
+                              bound=False)
         except InputError as err:
             if err.file and err.file != "probe.txt":
                 raise
@@ -123,5 +127,5 @@ def check_policies(network: Any, config: Any, policies: Sequence[TrainingPolicy]
                              method.given, file) from None
 
 
-__all__ = ["PROBE", "TrainingPolicy", "check_policies", "parse_policies",
+__all__ = ["PROBE", "PROBE_CHUNKS", "TrainingPolicy", "check_policies", "parse_policies",
            "split_policy_list"]

@@ -30,6 +30,7 @@ so a case listed twice runs once.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -69,7 +70,7 @@ class TrainingCase:
         del out["policy"], out["intra"]
         return out
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """``train-`` and a hash of the workload, the network and the configuration."""
         wl = {k: v for k, v in asdict(self.workload).items()
@@ -274,9 +275,10 @@ def parse_training(tables: object, folder: Path, file: str
                     raise
                 raise InputError(err.reason, skey, sname or None, file) from None
             group = wl.model_parallel_npu_group if wl.parallelism in TRANSFORMERS else None
-            if (nname, cfg, group) not in checked:
-                _check(network, cfg, methods, fields, file, group, wkey, wname)
-                checked.add((nname, cfg, group))
+            for probe in ((nname, cfg, None), (nname, cfg, group)):
+                if probe not in checked:
+                    _check(network, cfg, methods, fields, file, probe[2], wkey, wname)
+                    checked.add(probe)
             case = TrainingCase(wl, wname, network, nname, sname, cfg)
             cases.add(case.key)
             for m in [*methods, *([None] if bound else [])]:
@@ -290,16 +292,22 @@ def parse_training(tables: object, folder: Path, file: str
 
 def _check(network: Any, cfg: Any, methods: list[TrainingPolicy], fields: list[str],
            file: str, group: int | None, wkey: str, wname: str) -> None:
-    """:func:`check_policies`, a workload whose model-parallel group does not fit the
-    network named by its key."""
+    """:func:`check_policies` on the network (``group`` ``None``: every method) or on
+    its split by a workload's model-parallel group (the fixed routes: only they depend on
+    the dimensions); a group that does not fit the network names the workload's key."""
+    from reports.methods import is_route
     from themis.training.dims import logical_network
 
+    if group is None:
+        check_policies(network, cfg, methods, fields, file)
+        return
     try:
         logical_network(network, group)
     except InputError as err:
         raise InputError(f"{err.reason} (on network {network.shape()})", wkey, wname,
                          file) from None
-    check_policies(network, cfg, methods, fields, file, group)
+    routes = [(m, f) for m, f in zip(methods, fields, strict=True) if is_route(m.policy)]
+    check_policies(network, cfg, [m for m, _ in routes], [f for _, f in routes], file, group)
 
 
 __all__ = ["BOUND", "DEFAULT_TRAINING_TIMING", "TRAINING_KEYS", "TrainingCase", "TrainingTask",

@@ -131,6 +131,9 @@ def test_train_report_from_the_database(tmp_path: Path, capsys) -> None:
      "training[0].policies[1]", "'bogus'"),
     ('workloads = ["tiny.txt"]\nnetworks = ["small-2d"]\npolicies = ["2,0,1/scf"]',
      "training[0].policies[0]", "'2,0,1/scf'"),
+    # a route fits the 2-D network but not its split by the transformer's group of 4
+    ('workloads = ["transformer"]\nnetworks = ["nvlink-x-ib"]\npolicies = ["1,0/fifo"]',
+     "training[0].policies[0]", "'1,0/fifo'"),
     ('workloads = ["tiny.txt"]\nnetworks = ["small-2d"]\npolicies = ["themis/nope"]',
      "training[0].policies[0]", "'nope'"),
     ('workloads = ["tiny.txt"]\nnetworks = ["small-2d"]\ntiming = "astra-sim-2"',
