@@ -1,13 +1,14 @@
 """The sweep database: one SQLite file (stdlib ``sqlite3``, WAL mode).
 
 Table ``results`` holds one row per finished task, keyed by ``task_key``
-(instance key + method + AG order, UNIQUE). Only the sweep's parent process
-writes, one committed transaction per task, so a sweep killed at any moment
-(even ``kill -9``) keeps every finished result and never duplicates one: a
-finished row is never overwritten (a rerun skips it), a row with status
-``error`` is replaced when the task is retried. Table ``meta`` holds key/value
-pairs: the spec text, its path, the command that reproduces the sweep, wall
-times.
+(instance key + method + AG order, UNIQUE); table ``training`` one row per
+finished training task (a ``[[training]]`` case x a method, keyed the same
+way). Only the sweep's parent process writes, one committed transaction per
+task, so a sweep killed at any moment (even ``kill -9``) keeps every finished
+result and never duplicates one: a finished row is never overwritten (a rerun
+skips it), a row with status ``error`` is replaced when the task is retried.
+Table ``meta`` holds key/value pairs: the spec text, its path, the command
+that reproduces the sweep, wall times.
 """
 
 from __future__ import annotations
@@ -68,20 +69,68 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 
 COLUMN_NAMES: tuple[str, ...] = tuple(c for c, _ in COLUMNS)
 
+#: Columns of ``training`` in order: one training task (a workload on a network under
+#: one system, timing and pass count; one policy / discipline, or the iteration bound).
+TRAINING_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("task_key", "TEXT NOT NULL UNIQUE"),
+    ("case_key", "TEXT NOT NULL"),  # hash of the workload, network and configuration
+    ("workload", "TEXT"),           # as written in the spec (path or bundled name)
+    ("workload_label", "TEXT"),     # the bundled name or the file's stem
+    ("parallelism", "TEXT"),        # the workload file's keyword
+    ("network", "TEXT"),            # as written in the spec (path or preset name)
+    ("network_label", "TEXT"),
+    ("shape", "TEXT"),
+    ("npus", "INTEGER"),
+    ("system", "TEXT"),             # the system file as written in the spec ("": none)
+    ("timing", "TEXT"),             # astra-sim-1.0 | alpha-beta
+    ("passes", "INTEGER"),
+    ("chunks", "INTEGER"),          # chunks per collective of the run
+    ("config", "TEXT"),             # JSON: the TrainingConfig without policy and intra
+    ("method", "TEXT NOT NULL"),    # themis/scf, ... or bound
+    ("kind", "TEXT NOT NULL"),      # policy | bound
+    ("policy", "TEXT"),
+    ("intra", "TEXT"),
+    ("status", "TEXT NOT NULL"),    # simulated | bound | error
+    ("error", "TEXT"),
+    ("end_ns", "REAL"),             # ASTRA-sim's "all passes finished"
+    ("compute_ns", "REAL"),
+    ("exposed_comm_ns", "REAL"),    # end - compute
+    ("lower_bound_ns", "REAL"),     # the bound task's iteration bound
+    ("collective_bytes", "INTEGER"),  # bytes of every collective issued (policy rows)
+    ("dim_utilization", "TEXT"),    # JSON list, one per logical dimension
+    ("runtime_s", "REAL"),
+    ("versions", "TEXT"),
+    ("host", "TEXT"),
+    ("finished_at", "TEXT"),
+)
+
+TRAINING_COLUMN_NAMES: tuple[str, ...] = tuple(c for c, _ in TRAINING_COLUMNS)
+
+#: The columns of each table.
+TABLES: dict[str, tuple[str, ...]] = {"results": COLUMN_NAMES,
+                                      "training": TRAINING_COLUMN_NAMES}
+
 _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS results ("
     + ", ".join(f"{c} {t}" for c, t in COLUMNS)
     + ");\n"
     "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);\n"
+    "CREATE TABLE IF NOT EXISTS training ("
+    + ", ".join(f"{c} {t}" for c, t in TRAINING_COLUMNS)
+    + ");\n"
 )
 
-_INSERT = (
-    f"INSERT INTO results ({', '.join(COLUMN_NAMES)}) "
-    f"VALUES ({', '.join('?' for _ in COLUMN_NAMES)}) "
-    "ON CONFLICT(task_key) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in COLUMN_NAMES if c != "task_key")
-    + " WHERE results.status = 'error'"
-)
+
+def _insert(table: str) -> str:
+    names = TABLES[table]
+    return (f"INSERT INTO {table} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' for _ in names)}) "
+            "ON CONFLICT(task_key) DO UPDATE SET "
+            + ", ".join(f"{c} = excluded.{c}" for c in names if c != "task_key")
+            + f" WHERE {table}.status = 'error'")
+
+
+_INSERT = {table: _insert(table) for table in TABLES}
 
 
 def connect(path: str | os.PathLike, create: bool = True) -> sqlite3.Connection:
@@ -129,21 +178,41 @@ def _columns(conn: sqlite3.Connection) -> set[str]:
     return {r[1] for r in conn.execute("PRAGMA table_info(results)")}
 
 
-def store(conn: sqlite3.Connection, row: dict[str, Any]) -> bool:
-    """Insert one task's row and commit; ``True`` if it was written.
+def store(conn: sqlite3.Connection, row: dict[str, Any], table: str = "results") -> bool:
+    """Insert one task's row into ``table`` (``results`` or ``training``) and commit;
+    ``True`` if it was written.
 
     A finished row already there is kept (never duplicated, never replaced);
     an ``error`` row is replaced.
     """
-    values = [row.get(c) for c in COLUMN_NAMES]
+    values = [row.get(c) for c in TABLES[table]]
     with conn:
-        cur = conn.execute(_INSERT, values)
+        cur = conn.execute(_INSERT[table], values)
     return cur.rowcount > 0
 
 
 def finished_keys(conn: sqlite3.Connection) -> set[str]:
-    """Keys of tasks finished without error (a rerun skips them)."""
-    return {r[0] for r in conn.execute("SELECT task_key FROM results WHERE status != 'error'")}
+    """Keys of tasks finished without error, of both tables (a rerun skips them)."""
+    out = {r[0] for r in conn.execute("SELECT task_key FROM results WHERE status != 'error'")}
+    if _has_table(conn, "training"):
+        out |= {r[0] for r in conn.execute("SELECT task_key FROM training "
+                                           "WHERE status != 'error'")}
+    return out
+
+
+def _has_table(conn: sqlite3.Connection, name: str) -> bool:
+    return conn.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?",
+                        (name,)).fetchone() is not None
+
+
+def read_training_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every row of ``training`` as a dict, in the order they were stored ([] for a
+    database without training tasks, or from before the table existed)."""
+    if not _has_table(conn, "training"):
+        return []
+    cur = conn.execute(f"SELECT {', '.join(TRAINING_COLUMN_NAMES)} FROM training "
+                       "ORDER BY rowid")
+    return [dict(zip(TRAINING_COLUMN_NAMES, r, strict=True)) for r in cur]
 
 
 def set_meta(conn: sqlite3.Connection, items: dict[str, Any]) -> None:
@@ -195,5 +264,6 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"), sort_keys=True)
 
 
-__all__ = ["COLUMNS", "COLUMN_NAMES", "connect", "dumps", "finished_keys", "get_meta", "pack",
-           "read_rows", "read_schedule", "set_meta", "store", "unpack"]
+__all__ = ["COLUMNS", "COLUMN_NAMES", "TABLES", "TRAINING_COLUMNS", "TRAINING_COLUMN_NAMES",
+           "connect", "dumps", "finished_keys", "get_meta", "pack", "read_rows",
+           "read_schedule", "read_training_rows", "set_meta", "store", "unpack"]

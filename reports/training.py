@@ -10,16 +10,26 @@ the same files; only the wall time quoted at the top of the README changes.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
 from pathlib import Path
-from statistics import mean
+from typing import Any
 
+from reports.training_tables import (
+    PAPER,
+    Row,
+    case_table,
+    cases_of,
+    findings,
+    labels_of,
+    most_different,
+    paper_table,
+    rows_by_key,
+    rows_csv,
+    speedup_table,
+)
 from topologies.files import atomic_write, make_output_dir
 
 #: Workload families and their bundled workloads.
@@ -49,30 +59,15 @@ preferred-dataset-splits: 64
 boost-mode: 1
 collective-optimization: localBWAware
 """
-#: The Themis paper's end-to-end speed-ups over baseline: (workload, Themis, Ideal, ours).
-PAPER: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
-    ("ResNet-152", "1.49x (2.25x max)", "1.54x", ("resnet50", "vgg16")),
-    ("GNMT", "1.30x", "1.32x", ()),
-    ("DLRM", "1.30x", "1.33x", ("dlrm",)),
-    ("Transformer-1T", "1.25x", "1.26x", ("transformer", "gpt3")),
-)
+#: The name :data:`SYSTEM_TEXT` is read under.
+SYSTEM_SOURCE = "training-report-system.txt"
 
 
-@dataclass(frozen=True)
-class Row:
-    """One run: a workload on a network under a policy."""
+def default_system() -> Any:
+    """:data:`SYSTEM_TEXT` as a :class:`~topologies.system.SystemConfig`."""
+    from topologies.astra import parse_system
 
-    family: str
-    workload: str
-    network: str
-    npus: int
-    policy: str
-    end_ns: float
-    compute_ns: float
-    exposed_comm_ns: float
-    lower_bound_ns: float
-    speedup: float
-    ideal_speedup: float
+    return parse_system(SYSTEM_TEXT, SYSTEM_SOURCE)
 
 
 def available_policies() -> list[tuple[str, str, str]]:
@@ -92,19 +87,21 @@ def available_policies() -> list[tuple[str, str, str]]:
 
 def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = NETWORKS,
               policies: Sequence[tuple[str, str, str]] | None = None,
-              progress: Callable[[int, int], None] | None = None) -> tuple[list[Row], dict]:
+              progress: Callable[[int, int], None] | None = None, system: Any = None
+              ) -> tuple[list[Row], dict]:
     """Simulate every case; the rows and the results keyed by (workload, network, policy).
 
-    ``progress(done, total)``, if given, is called after each run."""
+    ``system`` (default :func:`default_system`): the system whose values every run
+    starts from, as ``themis train --system`` does. ``progress(done, total)``, if given,
+    is called after each run."""
     from themis.training import TrainingConfig, simulate_training
-    from topologies.astra import parse_system
     from topologies.presets import resolve_network
     from topologies.workload import load_workload
 
     policies = list(policies or available_policies())
     family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
     workloads = list(workloads or family_of)
-    system = parse_system(SYSTEM_TEXT, "training-report-system.txt")
+    system = system if system is not None else default_system()
     rows, results = [], {}
     total = len(workloads) * len(networks) * len(policies)
     for wname in workloads:
@@ -127,104 +124,6 @@ def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = 
     return rows, results
 
 
-def rows_csv(rows: Sequence[Row]) -> str:
-    """``results.csv``: one line per run."""
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=list(Row.__dataclass_fields__), lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: _csv_value(k, v) for k, v in asdict(row).items()})
-    return buf.getvalue()
-
-
-def _csv_value(key: str, value: object) -> object:
-    if not isinstance(value, float) or math.isnan(value):
-        return "" if isinstance(value, float) else value
-    if key.endswith("_ns"):
-        return f"{value:.0f}" if value == int(value) else f"{value:.3f}"
-    return f"{value:.6f}"
-
-
-def _x(value: float) -> str:
-    return "-" if math.isnan(value) else f"{value:.2f}x"
-
-
-def _pair(values: Sequence[float]) -> str:
-    """``mean / max`` of speed-ups ("-" when none, or when one is unknown)."""
-    return f"{_x(mean(values))} / {_x(max(values))}" if values else "-"
-
-
-def _md(headers: Sequence[str], body: Sequence[Sequence[object]]) -> str:
-    lines = ["| " + " | ".join(headers) + " |",
-             "| " + " | ".join("---" if i == 0 else "---:" for i in range(len(headers))) + " |"]
-    lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in body]
-    return "\n".join(lines)
-
-
-def _labels(rows: Sequence[Row]) -> list[str]:
-    return list(dict.fromkeys(r.policy for r in rows))
-
-
-def _cases(rows: Sequence[Row]) -> list[tuple[str, str]]:
-    return list(dict.fromkeys((r.workload, r.network) for r in rows))
-
-
-def _get(rows: Sequence[Row]) -> dict[tuple[str, str, str], Row]:
-    return {(r.workload, r.network, r.policy): r for r in rows}
-
-
-def speedup_table(rows: Sequence[Row]) -> str:
-    """Mean and max speed-up over baseline per workload, per policy and for the bound."""
-    labels = _labels(rows)[1:]
-    body = []
-    for wname in dict.fromkeys(r.workload for r in rows):
-        mine = [r for r in rows if r.workload == wname]
-        cells = [wname]
-        for label in labels:
-            sp = [r.speedup for r in mine if r.policy == label]
-            cells.append(_pair(sp))
-        ideal = [r.ideal_speedup for r in mine if r.policy == _labels(rows)[0]]
-        cells.append(_pair(ideal))
-        body.append(cells)
-    return _md(["workload", *labels, "bound (Ideal)"], body)
-
-
-def case_table(rows: Sequence[Row], field: str, scale: float = 1e6) -> str:
-    """``field`` (ms) of every workload x network, one column per policy and the bound."""
-    got, labels = _get(rows), _labels(rows)
-    body = []
-    for wname, nname in _cases(rows):
-        cells = [f"{wname} / {nname}"]
-        cells += [f"{getattr(got[wname, nname, lb], field) / scale:.4g}" for lb in labels]
-        if field == "end_ns":
-            bound = got[wname, nname, labels[0]].lower_bound_ns
-            cells.append("-" if math.isnan(bound) else f"{bound / scale:.4g}")
-        body.append(cells)
-    extra = ["bound"] if field == "end_ns" else []
-    return _md(["workload / network", *labels, *extra], body)
-
-
-def paper_table(rows: Sequence[Row]) -> str:
-    """The paper's speed-ups beside the best practical policy's and the bound's here."""
-    labels = _labels(rows)
-    body = []
-    for paper_name, themis, ideal, ours in PAPER:
-        present = [w for w in ours if any(r.workload == w for r in rows)]
-        if not present:
-            body.append([paper_name, themis, ideal, "-", "-", "-", "-"])
-        for wname in present:
-            mine = [r for r in rows if r.workload == wname]
-            best = {lb: mean(r.speedup for r in mine if r.policy == lb) for lb in labels[1:]}
-            label = max(best, key=best.__getitem__)
-            th = [r.speedup for r in mine if r.policy == "themis/scf"]
-            ideal_ours = [r.ideal_speedup for r in mine if r.policy == labels[0]]
-            body.append([paper_name, themis, ideal, wname,
-                         f"{_x(mean(th))} ({_x(max(th))} max)" if th else "-",
-                         f"{label} {_x(best[label])}", _x(mean(ideal_ours))])
-    return _md(["paper workload", "paper Themis", "paper Ideal", "ours",
-                "our themis/scf mean (max)", "our best policy (mean)", "our bound (mean)"], body)
-
-
 def _mbytes(rows: Sequence[Row], results: dict) -> str:
     """Each workload's collective bytes per iteration (MB, on the first network)."""
     first: dict[str, tuple[str, str, str]] = {}
@@ -234,56 +133,14 @@ def _mbytes(rows: Sequence[Row], results: dict) -> str:
                      for w, k in first.items())
 
 
-def findings(rows: Sequence[Row]) -> str:
-    """Bullets: per policy, how many cases gain, tie or lose against baseline, and extremes."""
-    out = []
-    for label in _labels(rows)[1:]:
-        mine = [r for r in rows if r.policy == label]
-        up = sum(r.speedup >= 1.01 for r in mine)
-        down = [r for r in mine if r.speedup <= 0.99]
-        best, worst = max(mine, key=lambda r: r.speedup), min(mine, key=lambda r: r.speedup)
-        bounded = [r.lower_bound_ns / r.end_ns for r in mine if not math.isnan(r.lower_bound_ns)]
-        line = (f"- {label}: mean {_x(mean(r.speedup for r in mine))} over {len(mine)} cases; "
-                f"{up} faster than baseline by 1% or more, {len(mine) - up - len(down)} within "
-                f"1%, {len(down)} slower; best {_x(best.speedup)} ({best.workload} on "
-                f"{best.network}), worst {_x(worst.speedup)} ({worst.workload} on "
-                f"{worst.network})")
-        if bounded:
-            line += f"; bound / end {mean(bounded):.2f} on average (1 = at the bound)"
-        out.append(line + ".")
-    known = [r for r in rows if not math.isnan(r.lower_bound_ns)]
-    cases: dict[tuple[str, str], list] = {}
-    for r in known:
-        cases.setdefault((r.workload, r.network), []).append(r)
-    if cases:
-        tight = [rs[0].lower_bound_ns / min(x.end_ns for x in rs) for rs in cases.values()]
-        at = sum(t >= 0.999 for t in tight)
-        out.append(f"- The bound is {mean(tight):.3f} of the best policy's end on average over "
-                   f"{len(tight)} cases (lowest {min(tight):.3f}; within 0.1% in {at}): "
-                   "what is left between the policies and the bound is at most that.")
-    if known:
-        above = sum(r.lower_bound_ns > r.end_ns for r in known)
-        out.append(f"- The bound is at most the end time in {len(known) - above} of "
-                   f"{len(known)} runs" + (f" (ABOVE it in {above}: a bug)." if above else "."))
-    return "\n".join(out)
-
-
-def most_different(rows: Sequence[Row]) -> tuple[str, str]:
-    """The (workload, network) whose policies' end times differ most (max / min)."""
-    def spread(case: tuple[str, str]) -> float:
-        ends = [r.end_ns for r in rows if (r.workload, r.network) == case]
-        return max(ends) / min(ends)
-    return max(_cases(rows), key=spread)
-
-
 def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str]:
     """``speedups.png`` and ``timeline.png``; returns the timeline case's description."""
     from reports.training_plots import plot_training_timeline
     from themis.plots import new_figure, save_figure
 
     write_speedups(out, rows)
-    labels = _labels(rows)
-    got = _get(rows)
+    labels = labels_of(rows)
+    got = rows_by_key(rows)
     wname, nname = most_different(rows)
     ends = {lb: got[wname, nname, lb].end_ns for lb in labels}
     slow, fast = max(ends, key=ends.__getitem__), min(ends, key=ends.__getitem__)
@@ -339,16 +196,18 @@ def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
             os.close(fd)
 
 
-def write_speedups(out: Path, rows: Sequence[Row]) -> Path:
-    """``speedups.png``: one panel per workload, one legend below them all.
+def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
+                   timing: str = TIMING) -> Path:
+    """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
+    speed-ups over the rows' first policy, run under ``timing``.
 
     At least ~9 inches wide whatever the workload count: the title and the
     legend need the room, so one or two panels are not squeezed."""
     from reports.training_plots import plot_speedups
     from themis.plots import new_figure, save_figure
 
-    labels = _labels(rows)
-    got = _get(rows)
+    labels = labels_of(rows)
+    got = rows_by_key(rows)
     workloads = list(dict.fromkeys(r.workload for r in rows))
     ncols = min(3, len(workloads))
     nrows = -(-len(workloads) // ncols)
@@ -357,53 +216,59 @@ def write_speedups(out: Path, rows: Sequence[Row]) -> Path:
     for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
         data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
                     "bound (Ideal)": got[w, n, labels[0]].ideal_speedup}
-                for w, n in _cases(rows) if w == wname}
+                for w, n in cases_of(rows) if w == wname}
         plot_speedups(data, ax=ax, title=wname, legend=False,
-                      ylabel="speed-up over baseline/fifo" if i % ncols == 0 else "")
+                      ylabel=f"speed-up over {labels[0]}" if i % ncols == 0 else "")
     for ax in axes[len(workloads):]:
         ax.set_axis_off()
     handles, names = axes[0].get_legend_handles_labels()
     fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
                fontsize=9)
-    fig.suptitle("Training iteration speed-up over baseline/fifo by workload and network "
-                 f"({TIMING} timing)")
-    save_figure(fig, out / "speedups.png")
-    return out / "speedups.png"
+    fig.suptitle(f"Training iteration speed-up over {labels[0]} by workload and network "
+                 f"({timing} timing)")
+    save_figure(fig, out / name)
+    return out / name
 
 
 def write_report(out: str | Path, workloads: Sequence[str] | None = None,
                  networks: Sequence[str] = NETWORKS, command: str = "",
                  policies: Sequence[tuple[str, str, str]] | None = None,
-                 progress: Callable[[int, int], None] | None = None) -> float:
+                 progress: Callable[[int, int], None] | None = None,
+                 system: Any = None) -> float:
     """Run every case and write the report to ``out``; returns the wall time in s.
 
     ``policies`` (default :func:`available_policies`) are (label, policy, intra),
-    the first being the baseline. The folder is checked and locked first
-    (:func:`report_folder`); ``progress(done, total)`` is called after each run.
+    the first being the baseline. ``system``: a system file's configuration whose
+    values every run starts from (default :data:`SYSTEM_TEXT`). The folder is
+    checked and locked first (:func:`report_folder`); ``progress(done, total)`` is
+    called after each run.
     """
     t0 = time.perf_counter()
     with report_folder(out, "--out") as folder:
-        return _write(folder, t0, workloads, networks, command, policies, progress)
+        return _write(folder, t0, workloads, networks, command, policies, progress, system)
 
 
 def _write(out: Path, t0: float, workloads: Sequence[str] | None, networks: Sequence[str],
            command: str, policies: Sequence[tuple[str, str, str]] | None,
-           progress: Callable[[int, int], None] | None) -> float:
-    rows, results = run_cases(workloads, networks, policies, progress)
+           progress: Callable[[int, int], None] | None, system: Any) -> float:
+    rows, results = run_cases(workloads, networks, policies, progress, system)
     case, pair = write_plots(out, rows, results)
     from reports import training_exact as tx
-    from topologies.astra import parse_system
 
-    small = tx.run_small(parse_system(SYSTEM_TEXT, "training-report-system.txt"), TIMING,
+    small = tx.run_small(system if system is not None else default_system(), TIMING,
                          policies or available_policies())
     atomic_write(out / "results.csv", rows_csv(rows))
     wall_s = time.perf_counter() - t0
-    missing = [lb for lb, *_ in POLICIES if lb not in _labels(rows)]
+    missing = [] if policies else [lb for lb, *_ in POLICIES if lb not in labels_of(rows)]
     text = README.format(
         command=command or f"themis train-report --out {out}", wall_s=wall_s,
         runs=len(rows), workloads=", ".join(dict.fromkeys(r.workload for r in rows)),
         networks=", ".join(dict.fromkeys(r.network for r in rows)),
-        policies=", ".join(_labels(rows)), system=SYSTEM_TEXT.strip().replace("\n", "; "),
+        policies=", ".join(labels_of(rows)), base=labels_of(rows)[0],
+        base_word="baseline" if labels_of(rows)[0] == "baseline/fifo" else labels_of(rows)[0],
+        algorithms="" if system is None else "the file's where it names them, else ",
+        system=SYSTEM_TEXT.strip().replace("\n", "; ") if system is None
+        else f"the system file {system.source} (ASTRA-sim's defaults for the keys it omits)",
         missing=f" Not run (not registered): {', '.join(missing)}." if missing else "",
         speedups=speedup_table(rows), paper=paper_table(rows),
         ends=case_table(rows, "end_ns"), exposed=case_table(rows, "exposed_comm_ns"),
@@ -422,7 +287,7 @@ value below is simulated, so a re-run writes the same numbers).
 
 {runs} runs: workloads {workloads}; networks {networks}; policies {policies}.{missing}
 Timing `astra-sim-1.0` (reproduces ASTRA-sim 1.0), one pass, one system for
-all: {system}; algorithms are each dimension's default (ring on Ring,
+all: {system}; algorithms are {algorithms}each dimension's default (ring on Ring,
 halvingDoubling on Switch, direct on FullyConnected). The bound, the
 paper's "Ideal", is the window LP of `themis.training.bound`: one routing of
 every chunk of the iteration (route and plan shape) must fit, on every
@@ -430,10 +295,10 @@ dimension, the work of all collectives issued after each earliest issue time
 (from the loop replayed with every collective at its own bound), after the
 head and before the tail no chunk can avoid (docs/training.md). It is valid for
 every policy and discipline; `{small_title}` below checks it against proven optima.
-Speed-up = baseline/fifo end / policy end; the bound's = baseline end / bound.
+Speed-up = {base} end / policy end; the bound's = {base_word} end / bound.
 Raw numbers: `results.csv`.
 
-## Speed-up over baseline/fifo (mean / max over the networks)
+## Speed-up over {base} (mean / max over the networks)
 
 {speedups}
 
@@ -491,8 +356,14 @@ FILE NETWORK --chunks 2 --solve` does one.
 
 ## Plots
 
-- `speedups.png`: speed-up over baseline/fifo by workload and network, per policy, and the bound.
+- `speedups.png`: speed-up over {base} by workload and network, per policy, and the bound.
 - `timeline.png`: the case where the policies differ most, {case}: {pair}.
   Grey: compute; one colour per collective (all its chunks); red: no compute
   running, i.e. exposed communication.
 """
+
+
+__all__ = ["FAMILIES", "NETWORKS", "PAPER", "POLICIES", "README", "SYSTEM_SOURCE", "SYSTEM_TEXT",
+           "TIMING", "Row", "available_policies", "case_table", "default_system", "findings",
+           "paper_table", "report_folder", "rows_csv", "run_cases", "speedup_table",
+           "write_plots", "write_report", "write_speedups"]

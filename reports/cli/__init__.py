@@ -25,7 +25,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "solve": ("solve", "bound"),
     "improve": ("improve",),
     "analyse": ("compare", "spec", "sweep", "report"),
-    "train": ("train", "train-report"),
+    "train": ("train",),
+    "train_report": ("train-report",),
 }
 
 
@@ -89,8 +90,10 @@ def _register(group: str, sub: argparse._SubParsersAction) -> None:
         from reports.cli import improve as module
     elif group == "analyse":
         from reports.cli import analyse as module
-    else:
+    elif group == "train":
         from reports.cli import train as module
+    else:
+        from reports.cli import train_report as module
     module.register(sub, _Parser)
 
 

@@ -332,10 +332,23 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``themis report``."""
     import shlex
 
+    from reports import db
     from reports.report import build_report
 
+    conn = db.connect(args.db, create=False)
+    try:
+        collective = conn.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        training = len(db.read_training_rows(conn))
+    finally:
+        conn.close()
+    also = shlex.join(["themis", "train-report", "--db", args.db, "--out", "DIR"])
+    if training and not collective:
+        raise InputError(f"holds training tasks only: their report is `{also}`", "DB",
+                         args.db)
     command = shlex.join(["themis", "report", args.db, "--out", args.out])
     written = build_report(args.db, args.out, command=command)
     print(f"wrote {len(written)} files to {args.out}: "
           + ", ".join(sorted(p.name for p in written)))
+    if training:
+        print(f"the database also holds {training} training tasks: their report is `{also}`")
     return 0

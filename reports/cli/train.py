@@ -13,6 +13,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from collections.abc import Sequence
 from typing import IO, Any
 
 from reports.cli.common import (
@@ -29,6 +30,8 @@ from reports.cli.common import (
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
+from topologies.network import Network
+from topologies.system import SystemConfig
 
 #: The inter policy when neither ``--policy`` nor the system file names one.
 DEFAULT_POLICY = "themis"
@@ -37,7 +40,8 @@ BASELINE: dict[str, Any] = {"policy": "baseline", "intra": "fifo"}
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
-    """Add ``train`` to the ``themis`` subcommands."""
+    """Add ``train`` to the ``themis`` subcommands (``train-report``:
+    :mod:`reports.cli.train_report`)."""
     p = sub.add_parser(
         "train", help="simulate training iterations of an ASTRA-sim workload file",
         description="Simulate training iterations of an ASTRA-sim 1.0 workload file. With "
@@ -88,16 +92,6 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help=GANTT_HELP + ": every stage of the run, one row per (logical) "
                         "dimension")
     p.set_defaults(func=cmd_train)
-
-    p = sub.add_parser("train-report",
-                       help="remake the training report (every workload, network and policy)")
-    p.add_argument("--out", default="reports/training", metavar="DIR",
-                   help="output folder (default reports/training)")
-    p.add_argument("--workloads", default=None, metavar="A,B",
-                   help="comma-separated bundled workloads (default: every family's)")
-    p.add_argument("--networks", default=None, metavar="A,B",
-                   help="comma-separated networks (default: {training_networks})")
-    p.set_defaults(func=cmd_train_report)
 
 
 class LongRunProgress:
@@ -203,25 +197,43 @@ def cmd_train(args: argparse.Namespace) -> int:
     overrides = _overrides(args)
     workload = load_workload(args.workload)
     network = load_network(args.network)
-    system = load_system(args.system)
+    system = training_system(args.system, [network])
+    with user_keys(system_keys(system, args.policy, args.intra, args.chunks)):
+        return _train(args, overrides, workload, network, system)
+
+
+def training_system(spec: str | None, networks: Sequence[Network]) -> SystemConfig:
+    """``--system FILE``'s configuration (ASTRA-sim's defaults for the keys it omits),
+    checked against every network; without a file, an empty one (the command's own
+    defaults). What ``train`` and ``train-report`` run with."""
     from topologies.astra.algorithms import validate_system
 
-    validate_system(network, system)
+    system = load_system(spec)
+    for network in networks:
+        validate_system(network, system)
+    return system
+
+
+def system_keys(system: SystemConfig, policy: object = None, intra: object = None,
+                chunks: object = None, policy_flag: str = "--policy",
+                intra_flag: str = "--intra") -> dict[str, tuple]:
+    """For :func:`~reports.cli.common.user_keys`: where a run's policy, discipline and
+    chunks came from (the flag, given, else the system file's key) and the file's own
+    keys a run may refuse."""
     src = system.source
-    keys = {
-        "policy": source_key(args.policy, "--policy", "inter-dimension-scheduling",
+    keys: dict[str, tuple] = {
+        "policy": source_key(policy, policy_flag, "inter-dimension-scheduling",
                              src if system.inter else ""),
-        "intra": source_key(args.intra, "--intra", "intra-dimension-scheduling",
+        "intra": source_key(intra, intra_flag, "intra-dimension-scheduling",
                             src if system.intra else ""),
-        "chunks": source_key(args.chunks, "--chunks", "preferred-dataset-splits",
+        "chunks": source_key(chunks, "--chunks", "preferred-dataset-splits",
                              src if system.chunks is not None else ""),
         "timing": ("--timing", ""),
         "all-to-all-implementation": ("all-to-all-implementation", src),
         "scheduling-policy": ("scheduling-policy", src),
     }
     keys["route"] = keys["policy"]
-    with user_keys(keys):
-        return _train(args, overrides, workload, network, system)
+    return keys
 
 
 def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, network,
@@ -349,41 +361,3 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
                        [[ly.name] + [_us(getattr(ly, f"{p}_{q}_ns")) for p, q in cols]
                         for ly in result.layers]))
     print("(columns that are 0 for every layer are left out)")
-
-
-def _names(text: str | None, flag: str) -> list[str] | None:
-    """A comma-separated list of names (``None`` when the flag is not given)."""
-    if text is None:
-        return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    if not names:
-        raise InputError("names nothing (give comma-separated names)", flag, text)
-    return names
-
-
-def cmd_train_report(args: argparse.Namespace) -> int:
-    """``themis train-report [--out DIR] [--workloads A,B] [--networks A,B]``."""
-    from topologies.workload import load_workload
-
-    workloads = _names(args.workloads, "--workloads")
-    networks = _names(args.networks, "--networks")
-    for name in workloads or ():
-        load_workload(name)
-    for name in networks or ():
-        load_network(name)
-    from reports.training import NETWORKS, write_report
-
-    command = "themis train-report --out " + args.out
-    if args.workloads:
-        command += f" --workloads {args.workloads}"
-    if args.networks:
-        command += f" --networks {args.networks}"
-    progress = LongRunProgress("train-report", "runs")
-    try:
-        wall_s = write_report(args.out, workloads, networks or NETWORKS, command,
-                              progress=progress)
-    finally:
-        progress.close()
-    print(f"wrote {args.out}/README.md, results.csv, speedups.png, timeline.png "
-          f"in {wall_s:.1f} s")
-    return 0

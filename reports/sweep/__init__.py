@@ -1,7 +1,9 @@
 """Resumable sweeps: a TOML grid of instances x methods into a SQLite database.
 
 - :mod:`reports.sweep.spec`: the spec's schema, validated into tasks;
+- :mod:`reports.sweep.fields`: reading a spec's keys, lists and files;
 - :mod:`reports.sweep.tasks`: a task (one method on one instance) and its row;
+- :mod:`reports.sweep.training`: ``[[training]]`` tables, training tasks and their rows;
 - :mod:`reports.sweep.executors`: this process, a local pool or Dask;
 - :mod:`reports.sweep.progress`: the progress bar or plain lines;
 - :mod:`reports.sweep.run`: the driver (:func:`run_sweep`);

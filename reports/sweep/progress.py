@@ -25,12 +25,14 @@ def format_duration(seconds: float) -> str:
 
 
 def describe_result(row: dict[str, Any]) -> str:
-    """``123.4 us``, ``123.4 us optimal in 2.1 s``, ``LB 100.0 us``, ``error: ...``."""
+    """``123.4 us``, ``123.4 us optimal in 2.1 s``, ``LB 100.0 us``, ``error: ...``
+    (a training row's end, ``end_ns``, as a makespan)."""
     if row["status"] == Status.ERROR:
         return f"error: {row.get('error')}"
     if row["kind"] == Kind.BOUND:
         return f"LB {row['lower_bound_ns'] / 1e3:,.1f} us"
-    ms = "-" if row.get("makespan_ns") is None else f"{row['makespan_ns'] / 1e3:,.1f} us"
+    end = row.get("makespan_ns") if "makespan_ns" in row else row.get("end_ns")
+    ms = "-" if end is None else f"{end / 1e3:,.1f} us"
     if row["kind"] == Kind.SOLVER:
         return f"{ms} {row['status']} in {row.get('runtime_s') or 0:.1f} s"
     return ms

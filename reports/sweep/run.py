@@ -12,7 +12,10 @@ retries the ones that failed.
 The lower bounds LB0-LB3 are computed once per instance and AG variant: the
 bound tasks run first, and each solver task gets its instance's bounds (a bound
 task finished by an earlier run is computed again, not stored again, when a
-solver task of its instance is still to run).
+solver task of its instance is still to run). Training tasks (the spec's
+``[[training]]`` tables, :mod:`reports.sweep.training`) run beside the policy
+and solver tasks, in the same pool, and go to the database's ``training``
+table, resumed the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from reports.sweep.executors import drive, executor_label, open_executor, stop_p
 from reports.sweep.progress import Progress
 from reports.sweep.spec import load_spec
 from reports.sweep.tasks import BOUNDS_KEY, Task, error_row, now, run_task
+from reports.sweep.training import TrainingTask, run_training_task, training_error_row
 from topologies.errors import InputError
 
 
@@ -113,22 +117,24 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
         # Longest first: solver tasks lead, so the pool does not end on a long tail.
         todo.sort(key=lambda t: t.kind != Kind.SOLVER)
         first = _bound_tasks(spec.tasks, todo)
+        training = [t for t in spec.training if t.key not in done]
+        total = len(spec.tasks) + len(spec.training)
         meta = db.get_meta(conn)
         db.set_meta(conn, {
             "spec_text": spec.text, "spec_path": str(spec_path),
             "command": sweep_command(spec_path, db_path, workers, dask),
             "title": spec.title, "description": spec.description,
-            "tasks_total": len(spec.tasks), "instances": spec.instances,
+            "tasks_total": total, "instances": spec.instances,
             "started_at": meta.get("started_at", now()), "cpu_count": os.cpu_count() or 1,
         })
-        outcome = SweepOutcome(len(spec.tasks), len(spec.tasks) - len(todo))
-        counts = spec.counts()
-        stream.write(
-            f"{spec.instances} instances, {len(spec.tasks)} tasks ({counts['policy']} policy, "
-            f"{counts['solver']} solver, {counts['bound']} bound); "
-            f"{outcome.done_before} already done, {len(todo)} to run\n")
+        if spec.training:  # the report's order of cases and methods: the spec's
+            db.set_meta(conn, {"training_cases": spec.cases,
+                               "training_order": [t.key for t in spec.training]})
+        outcome = SweepOutcome(total, total - len(todo) - len(training))
+        stream.write(_summary(spec) + f"; {outcome.done_before} already done, "
+                     f"{len(todo) + len(training)} to run\n")
         stream.flush()
-        progress = Progress(len(spec.tasks), outcome.done_before, stream, tty)
+        progress = Progress(total, outcome.done_before, stream, tty)
 
         found: dict[tuple[str, str], Any] = {}
 
@@ -139,9 +145,9 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
             if task.key not in done:
                 record(task, row)
 
-        def record(task: Task, row: dict[str, Any]) -> None:
+        def record(task: Task | TrainingTask, row: dict[str, Any]) -> None:
             row.pop(BOUNDS_KEY, None)
-            db.store(conn, row)
+            db.store(conn, row, "training" if isinstance(task, TrainingTask) else "results")
             outcome.ran += 1
             if row["status"] == Status.ERROR:
                 outcome.failed += 1
@@ -150,9 +156,10 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
 
         try:
             drive(first, run_task, error_row, executor, slots, record_bound)
-            rest = [t.with_bounds(found.get(t.bounds_key)) if t.kind == Kind.SOLVER else t
-                    for t in todo if t.kind != Kind.BOUND]
-            drive(rest, run_task, error_row, executor, slots, record)
+            rest: list[Task | TrainingTask] = [
+                t.with_bounds(found.get(t.bounds_key)) if t.kind == Kind.SOLVER else t
+                for t in todo if t.kind != Kind.BOUND]
+            drive(rest + training, run_any, any_error_row, executor, slots, record)
         except KeyboardInterrupt:
             outcome.interrupted = True
             stop_pool(executor)
@@ -171,6 +178,34 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
     return outcome
 
 
+def _summary(spec: Any) -> str:
+    """``N instances, M tasks (p policy, s solver, b bound)``, and the training cases'."""
+    counts = spec.counts()
+    parts = []
+    if spec.tasks or not spec.training:
+        parts.append(f"{spec.instances} instances, {len(spec.tasks)} tasks ({counts['policy']} "
+                     f"policy, {counts['solver']} solver, {counts['bound']} bound)")
+    if spec.training:
+        bounds = sum(t.kind == Kind.BOUND for t in spec.training)
+        parts.append(f"{spec.cases} training cases, {len(spec.training)} training tasks "
+                     f"({len(spec.training) - bounds} policy, {bounds} bound)")
+    return "; ".join(parts)
+
+
+def run_any(task: Task | TrainingTask) -> dict[str, Any]:
+    """Run a collective task or a training task (in a worker): its row."""
+    if isinstance(task, TrainingTask):
+        return run_training_task(task)
+    return run_task(task)
+
+
+def any_error_row(task: Task | TrainingTask, err: BaseException) -> dict[str, Any]:
+    """The row of a task whose worker failed, of either kind."""
+    if isinstance(task, TrainingTask):
+        return training_error_row(task, err)
+    return error_row(task, err)
+
+
 def _bound_tasks(tasks: list[Task], todo: list[Task]) -> list[Task]:
     """The bound tasks to run first: those to do, and the finished ones whose bounds a
     solver task to do needs (in the spec's order)."""
@@ -180,4 +215,5 @@ def _bound_tasks(tasks: list[Task], todo: list[Task]) -> list[Task]:
             and (t.key in pending or t.bounds_key in needed)]
 
 
-__all__ = ["SweepOutcome", "locked_database", "run_sweep", "sweep_command"]
+__all__ = ["SweepOutcome", "any_error_row", "locked_database", "run_any", "run_sweep",
+           "sweep_command"]

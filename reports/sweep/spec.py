@@ -46,6 +46,11 @@ make 6 + 6 = 12 method tasks plus 2 bound tasks. A task is identified by its key
 network under two names) runs once. A policy under another timing than
 alpha-beta is the method ``themis/scf@astra-sim-1.0``, so a spec without a
 ``timing`` key keeps the keys it always had.
+
+``[[training]]`` tables (training studies; none of the top-level keys apply to
+them) are read by :func:`reports.sweep.training.parse_training` into
+:attr:`Spec.training`; a spec needs at least one ``[[grid]]`` or
+``[[training]]`` table.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ import math
 import os
 import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -70,12 +75,15 @@ from reports.methods import (
     method_grid,
 )
 from reports.records import Kind
+from reports.sweep.fields import check_keys, items, resolve_network, text_value
 from reports.sweep.tasks import Task
+from reports.sweep.training import TrainingTask, parse_training
 from topologies.errors import InputError
 
-#: Keys allowed at the top level and in each ``[[grid]]`` table.
+#: Keys allowed at the top level and in each ``[[grid]]`` table (``[[training]]`` tables:
+#: :data:`reports.sweep.training.TRAINING_KEYS`).
 TOP_KEYS: tuple[str, ...] = ("title", "description", "time_limit_s", "ag_order", "threads",
-                             "solver_params", "improve", "timing", "grid")
+                             "solver_params", "improve", "timing", "grid", "training")
 GRID_KEYS: tuple[str, ...] = ("networks", "sizes", "chunks", "endpoint_delay_ns", "policies",
                               "intra", "solvers", "time_limit_s", "ag_order", "threads",
                               "solver_params", "improve", "timing")
@@ -83,7 +91,11 @@ GRID_KEYS: tuple[str, ...] = ("networks", "sizes", "chunks", "endpoint_delay_ns"
 
 @dataclass
 class Spec:
-    """A validated sweep spec: its source, its tasks (deduplicated) and labels."""
+    """A validated sweep spec: its source, its tasks (deduplicated) and labels.
+
+    ``tasks``: the ``[[grid]]`` tables' (one method on one collective instance);
+    ``training``: the ``[[training]]`` tables' (:class:`~reports.sweep.training.TrainingTask`,
+    one method on one training case), ``cases`` of them."""
 
     path: str
     text: str
@@ -92,6 +104,8 @@ class Spec:
     title: str = ""
     description: str = ""
     duplicates: int = 0
+    training: list[TrainingTask] = field(default_factory=list)
+    cases: int = 0
 
     def counts(self) -> dict[str, int]:
         """Tasks per kind."""
@@ -128,26 +142,29 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
     def fail(reason: str, key: str, value: object) -> InputError:
         return InputError(reason, key, value, file)
 
-    _check_keys(data, TOP_KEYS, "", file)
-    title = _text(data, "title", file)
-    description = _text(data, "description", file)
+    check_keys(data, TOP_KEYS, "", file)
+    title = text_value(data, "title", file)
+    description = text_value(data, "description", file)
     top = _options(data, "", file)
     grids = data.get("grid")
-    if not isinstance(grids, list) or not grids or not all(isinstance(g, dict) for g in grids):
-        raise fail("the spec needs at least one [[grid]] table", "grid",
-                   None if grids is None else grids)
+    if grids is None and data.get("training"):
+        grids = []
+    if not isinstance(grids, list) or not (grids or data.get("training")) \
+            or not all(isinstance(g, dict) for g in grids):
+        raise fail("the spec needs at least one [[grid]] table (or [[training]] table)",
+                   "grid", None if grids is None else grids)
     networks: dict[str, Any] = {}
     tasks: dict[str, Task] = {}
     duplicates = 0
     instance_keys: set[str] = set()
     for gi, grid in enumerate(grids):
         g = f"grid[{gi}]"
-        _check_keys(grid, GRID_KEYS, g, file)
+        check_keys(grid, GRID_KEYS, g, file)
         opts = {**top, **{k: v for k, v in _options(grid, g, file).items() if v is not None}}
-        nets = _items(grid, "networks", g, file, required=True)
-        sizes = _items(grid, "sizes", g, file, required=True)
-        chunks = _items(grid, "chunks", g, file, required=True)
-        delays = _items(grid, "endpoint_delay_ns", g, file, default=[0])
+        nets = items(grid, "networks", g, file, required=True)
+        sizes = items(grid, "sizes", g, file, required=True)
+        chunks = items(grid, "chunks", g, file, required=True)
+        delays = items(grid, "endpoint_delay_ns", g, file, default=[0])
         policies = _names(grid, "policies", g, file, canonical_policy, DEFAULT_POLICIES)
         intras = _names(grid, "intra", g, file, canonical_intra, DEFAULT_INTRAS)
         solvers = _names(grid, "solvers", g, file, canonical_solver, ())
@@ -168,7 +185,7 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
             if not isinstance(name, str) or not name.strip():
                 raise fail("must be a preset name or a network file path", key, name)
             if name not in networks:
-                networks[name] = _resolve_network(name, folder, key, file)
+                networks[name] = resolve_network(name, folder, key, file)
             resolved.append((name, networks[name]))
         size_values = []
         for i, v in enumerate(sizes):
@@ -201,8 +218,12 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
                                 duplicates += 1
                             else:
                                 tasks[t.key] = t
+    training: list[TrainingTask] = []
+    cases = repeated = 0
+    if "training" in data:
+        training, cases, repeated = parse_training(data["training"], folder, file)
     return Spec(file, text, list(tasks.values()), len(instance_keys), title, description,
-                duplicates)
+                duplicates + repeated, training, cases)
 
 
 def _check_method(inst: Any, m: Any, policies: list[str], intras: list[str], g: str,
@@ -221,40 +242,11 @@ def _check_method(inst: Any, m: Any, policies: list[str], intras: list[str], g: 
 def _names(grid: dict[str, Any], key: str, g: str, file: str, canon: Any,
            default: Sequence[str]) -> list[str]:
     out: list[str] = []
-    for i, v in enumerate(_items(grid, key, g, file, default=list(default))):
+    for i, v in enumerate(items(grid, key, g, file, default=list(default))):
         name = canon(v, f"{g}.{key}[{i}]", file)
         if name not in out:
             out.append(name)
     return out
-
-
-def _check_keys(table: dict[str, Any], allowed: Sequence[str], prefix: str, file: str) -> None:
-    for k, v in table.items():
-        if k not in allowed:
-            where = f"{prefix}.{k}" if prefix else k
-            raise InputError(f"unknown key (expected one of {', '.join(allowed)})", where,
-                             v if not isinstance(v, dict) else None, file)
-
-
-def _text(data: dict[str, Any], key: str, file: str) -> str:
-    value = data.get(key, "")
-    if not isinstance(value, str):
-        raise InputError("must be a string", key, value, file)
-    return value
-
-
-def _items(table: dict[str, Any], key: str, prefix: str, file: str, required: bool = False,
-           default: list[Any] | None = None) -> list[Any]:
-    where = f"{prefix}.{key}"
-    if key not in table:
-        if required:
-            raise InputError("missing required key", where, None, file)
-        return list(default or [])
-    value = table[key]
-    values = value if isinstance(value, list) else [value]
-    if required and not values:
-        raise InputError("must not be empty", where, value, file)
-    return values
 
 
 def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
@@ -380,21 +372,6 @@ def _check_solver_options(opts: dict[str, Any], solvers_used: list[str], g: str,
             key = err.field if err.field in OWN_KEYS else f"solver_params.{err.field}"
             raise InputError(f"{err.reason} (in {g}, solver {name})", key, err.value,
                              file) from None
-
-
-def _resolve_network(name: str, folder: Path, key: str, file: str) -> Any:
-    from topologies.presets import resolve_network
-
-    candidate = Path(os.path.normpath(folder / name))  # the folder may not exist yet
-    try:
-        if candidate.is_file():
-            return resolve_network(str(candidate))
-        return resolve_network(name)
-    except InputError as err:
-        if err.field == "NETWORK" or not err.file:
-            raise InputError(f"{err.reason}" if err.field == "NETWORK"
-                             else f"invalid network ({err})", key, name, file) from None
-        raise
 
 
 __all__ = ["GRID_KEYS", "TOP_KEYS", "Spec", "check_solver_params", "load_spec", "parse_spec"]

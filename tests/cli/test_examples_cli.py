@@ -29,3 +29,13 @@ def test_simulate_the_examples(capsys, tmp_path: Path) -> None:
         assert main(["simulate", net, "--chunks", "8", "--json"]) == 0
         runs.append(json.loads(capsys.readouterr().out)["makespan_ns"])
     assert runs[0] == runs[1]
+
+
+def test_the_training_study_example_is_a_valid_spec() -> None:
+    from reports.sweep import load_spec
+
+    spec = load_spec(EXAMPLES / "training-study.toml")
+    # 2 workloads x 2 networks (one system) x 5 methods + bound, then 2 x 2 x 2 timings
+    # x 2 methods + bound
+    assert (spec.cases, len(spec.training), spec.tasks) == (4 + 8, 4 * 6 + 8 * 3, [])
+    assert {t.case.system_name for t in spec.training} == {"my_system.txt", ""}

@@ -121,7 +121,7 @@ def test_spec_error_via_cli_is_one_line_and_runs_nothing(
     err = capsys.readouterr().err
     assert err == f"themis: error: {spec}: colour = 'blue': unknown key (expected one of " \
                   "title, description, time_limit_s, ag_order, threads, solver_params, " \
-                  "improve, timing, grid)\n"
+                  "improve, timing, grid, training)\n"
     assert not db.exists()
     write(spec, "time_limit_s = 1\n[[grid]\n")
     assert main(["sweep", str(spec), "--db", str(db)]) == 2

@@ -138,16 +138,7 @@ def simulate_training(workload: Workload, network: Network,
     t0 = time.perf_counter()
     cfg = config or TrainingConfig()
     astra = cfg.timing == ASTRA
-    group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
-    try:
-        lnet, b, split = logical_network(network, group)
-    except InputError as err:
-        raise err.in_file(workload.file or workload.name) from None
-    check_scales(workload, cfg)
-    wl = scale_workload(workload, cfg)
-    timings = _Timings(cfg, lnet, split)
-    shared = cfg.active_chunks > 1 and make_timing(
-        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
+    wl, lnet, b, timings, shared = _prepare(workload, network, cfg)
     engine = make_engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra,
                          shared)
     planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
@@ -202,6 +193,33 @@ def simulate_training(workload: Workload, network: Network,
         result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result
+
+
+def _prepare(workload: Workload, network: Network, cfg: TrainingConfig
+             ) -> tuple[Workload, Network, int, _Timings, bool]:
+    """The scaled workload, the logical network, its split factor b, the timing models
+    per kind and whether k > 1 stages share bandwidth: what a run and its bound share."""
+    group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
+    try:
+        lnet, b, split = logical_network(network, group)
+    except InputError as err:
+        raise err.in_file(workload.file or workload.name) from None
+    check_scales(workload, cfg)
+    wl = scale_workload(workload, cfg)
+    shared = cfg.active_chunks > 1 and make_timing(
+        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
+    return wl, lnet, b, _Timings(cfg, lnet, split), shared
+
+
+def iteration_lower_bound(workload: Workload, network: Network,
+                          config: TrainingConfig | None = None) -> float:
+    """The iteration bound of :mod:`themis.training.bound` alone, without a simulation.
+
+    The same value as ``simulate_training(workload, network, config).lower_bound_ns``
+    for every policy and discipline of ``config`` (the bound depends on neither)."""
+    cfg = config or TrainingConfig()
+    wl, lnet, b, timings, shared = _prepare(workload, network, cfg)
+    return iteration_bound(wl, lnet, b, cfg, timings, shared)
 
 
 _new_chunk_plan = partial(tuple.__new__, ChunkPlan)

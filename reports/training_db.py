@@ -1,0 +1,206 @@
+"""``themis train-report --db``: the training tables of a sweep database's training tasks.
+
+A sweep spec's ``[[training]]`` tables (:mod:`reports.sweep.training`) store
+one row per (case, method) in the database's ``training`` table. This module
+reads them back (read-only) into :class:`reports.training_tables.Row` rows, one
+group per *setting* (system, timing, passes, chunks: the cases of one setting
+differ only in workload and network), and writes ``README.md`` (per setting the
+speed-up, iteration-time and exposed-communication tables and the findings of
+the training report), ``results.csv`` (the report's columns, then the
+setting's) and one speed-up plot per setting. Cases and methods are in the
+spec's order (the sweep stores it); a case is in the tables once every one of
+its methods has finished.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reports.training_tables import (
+    Row,
+    case_table,
+    findings,
+    labels_of,
+    rows_csv,
+    speedup_table,
+)
+from topologies.errors import InputError
+from topologies.files import atomic_write
+
+
+@dataclass(frozen=True)
+class SweepRow(Row):
+    """A :class:`Row` of a sweep, with its setting."""
+
+    system: str
+    timing: str
+    passes: int
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the cases of one group share."""
+
+    system: str
+    timing: str
+    passes: int
+    chunks: int
+
+    def label(self) -> str:
+        """E.g. ``astra-sim-1.0, 64 chunks, 1 pass, system sys.txt``."""
+        passes = f"{self.passes} pass{'es' if self.passes != 1 else ''}"
+        system = f"system {self.system}" if self.system else "no system file"
+        return f"{self.timing}, {self.chunks} chunks, {passes}, {system}"
+
+
+@dataclass
+class Study:
+    """A database's training tasks, as the report shows them."""
+
+    meta: dict[str, str]
+    settings: list[tuple[Setting, list[SweepRow]]]
+    tasks: int
+    finished: int
+    failed: int
+    incomplete: list[str]
+    earlier: int
+
+
+def _setting(row: dict[str, Any]) -> Setting:
+    return Setting(row["system"] or "", row["timing"], int(row["passes"]), int(row["chunks"]))
+
+
+def _ordered(rows: list[dict[str, Any]], meta: dict[str, str]) -> tuple[list[dict], int]:
+    """The rows of the spec's tasks in its order, and how many rows are of earlier specs
+    (an order that is not stored: every row, by names)."""
+    order = json.loads(meta["training_order"]) if meta.get("training_order") else None
+    if order is None:
+        return sorted(rows, key=lambda r: (r["workload"], r["network"], r["task_key"])), 0
+    index = {k: i for i, k in enumerate(order)}
+    mine = sorted((r for r in rows if r["task_key"] in index), key=lambda r: index[r["task_key"]])
+    return mine, len(rows) - len(mine)
+
+
+def read_study(db_path: str | os.PathLike) -> Study:
+    """The training tasks of the database ``db_path`` (opened read-only)."""
+    from reports import db
+    from reports.training import FAMILIES
+
+    conn = db.connect(db_path, create=False)
+    try:
+        meta = db.get_meta(conn)
+        stored = db.read_training_rows(conn)
+    finally:
+        conn.close()
+    if not stored:
+        raise InputError("holds no training task (a spec's [[training]] tables make them: "
+                         "themis sweep SPEC.toml --db DB)", "--db", str(db_path))
+    rows, earlier = _ordered(stored, meta)
+    family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
+    groups: dict[Setting, dict[tuple[str, str], dict[str, dict]]] = {}
+    labels: dict[Setting, list[str]] = {}
+    for r in rows:
+        s = _setting(r)
+        case = groups.setdefault(s, {}).setdefault((r["workload"], r["network"]), {})
+        case[r["method"]] = r
+        if r["kind"] == "policy" and r["method"] not in labels.setdefault(s, []):
+            labels[s].append(r["method"])
+    settings, incomplete = [], []
+    for s, cases in groups.items():
+        out: list[SweepRow] = []
+        for (wname, nname), methods in cases.items():
+            done = {m: r for m, r in methods.items() if r["status"] != "error"}
+            missing = [m for m in labels.get(s, []) if m not in done]
+            if missing or not labels.get(s):
+                incomplete.append(f"{wname} on {nname} ({s.label()}): "
+                                  f"{', '.join(missing) or 'no policy'}")
+                continue
+            bound = done.get("bound", {}).get("lower_bound_ns")
+            bound = math.nan if bound is None else float(bound)
+            base = float(done[labels[s][0]]["end_ns"])
+            for m in labels[s]:
+                r = done[m]
+                end = float(r["end_ns"])
+                out.append(SweepRow(family_of.get(r["workload_label"], ""), wname, nname,
+                                    int(r["npus"]), m, end, float(r["compute_ns"]),
+                                    float(r["exposed_comm_ns"]), bound, base / end,
+                                    base / bound, s.system, s.timing, s.passes, s.chunks))
+        if out:
+            settings.append((s, out))
+    failed = sum(r["status"] == "error" for r in rows)
+    return Study(meta, settings, len(rows), len(rows) - failed, failed, incomplete, earlier)
+
+
+def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
+                    command: str | None = None) -> list[Path]:
+    """Write README.md, results.csv and the speed-up plots of the database's training
+    tasks to ``out_dir`` (checked and locked first); returns the files written."""
+    from reports.training import report_folder, write_speedups
+
+    t0 = time.perf_counter()
+    study = read_study(db_path)
+    if not study.settings:
+        raise InputError("has no training case whose methods have all finished (rerun "
+                         "the sweep)", "--db", str(db_path))
+    command = command or shlex.join(["themis", "train-report", "--db", str(db_path),
+                                     "--out", str(out_dir)])
+    with report_folder(Path(out_dir), "--out") as out:
+        written = []
+        plots = []
+        for i, (_, rows) in enumerate(study.settings):
+            name = "speedups.png" if len(study.settings) == 1 else f"speedups-{i + 1}.png"
+            written.append(write_speedups(out, rows, name, rows[0].timing))
+            plots.append(name)
+        every = [r for _, rows in study.settings for r in rows]
+        atomic_write(out / "results.csv", rows_csv(every))
+        atomic_write(out / "README.md", readme(study, command, plots,
+                                               time.perf_counter() - t0))
+        return [out / "README.md", out / "results.csv", *written]
+
+
+def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
+    """The README's text."""
+    meta = study.meta
+    lines = [f"# {meta.get('title') or 'Training study'}", ""]
+    if meta.get("description"):
+        lines += [meta["description"], ""]
+    sweep = meta.get("command", "themis sweep SPEC.toml --db DB")
+    lines += [f"Made by `{command}` ({wall_s:.1f} s) from the training tasks of the sweep "
+              f"`{sweep}`: {study.tasks} tasks, {study.finished} finished, {study.failed} "
+              f"failed. Every value is simulated, so a rerun of both commands writes the "
+              "same numbers. Speed-up = the first policy's end / a policy's end; the bound "
+              "is the iteration lower bound of `themis.training.bound` (the window LP, "
+              "valid for every policy and discipline; its own task per case, `-` without "
+              "one); the bound's speed-up = the first policy's end / bound. Raw numbers: "
+              "`results.csv`.", ""]
+    if study.incomplete:
+        lines += [f"Not in the tables ({len(study.incomplete)} cases with a method not "
+                  "finished; rerun the sweep to retry failed tasks): "
+                  + "; ".join(study.incomplete[:20])
+                  + (" ..." if len(study.incomplete) > 20 else "") + ".", ""]
+    if study.earlier:
+        lines += [f"{study.earlier} rows of tasks the spec no longer names are left out.", ""]
+    for (setting, rows), plot in zip(study.settings, plots, strict=True):
+        labels = labels_of(rows)
+        lines += [f"## {setting.label()}", "",
+                  f"Workloads {', '.join(dict.fromkeys(r.workload for r in rows))}; networks "
+                  f"{', '.join(dict.fromkeys(r.network for r in rows))}; policies "
+                  f"{', '.join(labels)}. Plot: `{plot}`.", "",
+                  f"### Speed-up over {labels[0]} (mean / max over the networks)", "",
+                  speedup_table(rows), "", "### Iteration time (ms)", "",
+                  case_table(rows, "end_ns"), "",
+                  "### Exposed communication (ms; end - compute)", "",
+                  case_table(rows, "exposed_comm_ns"), "", "### What the runs show", "",
+                  findings(rows), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+__all__ = ["Setting", "Study", "SweepRow", "read_study", "readme", "write_db_report"]
