@@ -37,7 +37,7 @@ def registry_names() -> dict[str, str]:
 
     policies = [n for n in policy_names() if n != "fixed"]
     names = {"{policies}": " | ".join(policies) + " | a fixed route like 2,0,1",
-             "{disciplines}": " | ".join(discipline_names()),
+             "{disciplines}": " | ".join(discipline_names(opt_in=True)),
              "{policy_list}": ", ".join(every_policy()),
              "{discipline_list}": ", ".join(every_intra())}
     return names

@@ -170,8 +170,7 @@ def simulate_training(workload: Workload, network: Network,
             return None
         kind, size, sizes, mask, dims, prio = shape
         now = engine.now
-        routes = planner.routes(kind, mask, sizes[0], len(sizes), now)
-        plans = planner.plans(kind, routes)
+        routes, plans = planner.choose(kind, mask, sizes, now)
         issued.append((kind, size, dims, sizes, routes, plans))
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
                                chunks=len(sizes), priority=prio)
