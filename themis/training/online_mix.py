@@ -25,20 +25,28 @@ solves an LP to optimality.
 
 from __future__ import annotations
 
-import itertools
 import math
 from collections.abc import Sequence
 
 from themis.engine import Engine
 from themis.highs import LinearModel
-from themis.plans import Plan, PlanShape, stage_plan
+from themis.plans import Plan, PlanShape
 from themis.route_model import count_vars
 from themis.training.bound import Alternatives
+from themis.training.planner import route_of
 from themis.training.routing import Route, register_router
 from topologies.network import Network
 
 #: Relative slack on the peak when the total is minimised (LP tolerances).
 PEAK_SLACK = 1e-9
+#: Alternatives whose per-dimension loads agree to this fraction of the largest are alike.
+SAME_LOAD = 1e-3
+
+
+def options(alts: Alternatives, kind: str, dims: tuple[int, ...]) -> list[tuple[Route, Plan]]:
+    """Every distinct stage plan of a chunk over ``dims`` with its route, in
+    :meth:`Alternatives.plans` order (routes in permutation order, then plan shapes)."""
+    return [(route_of(kind, p), p) for p in alts.plans(kind, dims)]
 
 
 def inflight_ns(engine: Engine, now: float, first: int = 0) -> tuple[list[float], int]:
@@ -85,6 +93,25 @@ def integer_counts(frac: Sequence[Sequence[float]], counts: Sequence[int],
             row[best] += 1
             for d, t in loads[s][best].items():
                 level[d] += t / k
+    return [spread(row, loads[s]) for s, row in enumerate(out)]
+
+
+def spread(row: Sequence[int], loads: Sequence[dict[int, float]]) -> list[int]:
+    """``row``'s counts with every group of alternatives that load each dimension alike
+    (within :data:`SAME_LOAD` of the largest load) sharing its group's total evenly
+    (the remainder to the first in order): they are the same to every load, but
+    chunks that end on different dimensions drain in parallel."""
+    scale = max((v for load in loads for v in load.values()), default=0.0) or 1.0
+    groups: dict[tuple, list[int]] = {}
+    for a, load in enumerate(loads):
+        sig = tuple(round(load[d] / scale / SAME_LOAD) for d in sorted(load))
+        groups.setdefault(sig, []).append(a)
+    out = list(row)
+    for members in groups.values():
+        total = sum(row[a] for a in members)
+        q, r = divmod(total, len(members))
+        for i, a in enumerate(members):
+            out[a] = q + (i < r)
     return out
 
 
@@ -107,24 +134,23 @@ class OnlineMix:
     """The router of the module docstring, one per run."""
 
     def __init__(self, network: Network, engine: Engine, astra: bool, local_bw_aware: bool,
-                 shape: PlanShape) -> None:
+                 shape: PlanShape, future_ns: Sequence[Sequence[float]] | None = None) -> None:
         self.network, self.engine = network, engine
+        #: Optional, per collective (issue order): per dimension the work (ns) that the
+        #: collectives issued after it will bring (a planner's forecast), counted as if
+        #: it were in flight already.
+        self.future_ns = future_ns
         self.alts = Alternatives(engine, astra, local_bw_aware)
         self.k = engine.k
         self._first = 0
         self._options: dict[tuple[str, tuple[int, ...]], list[tuple[Route, Plan]]] = {}
 
     def options(self, kind: str, dims: tuple[int, ...]) -> list[tuple[Route, Plan]]:
-        """Every (route, plan) of a chunk over ``dims``, distinct plans, in enumeration
-        order (routes in permutation order, plan shapes as :class:`Alternatives`)."""
+        """Every (route, plan) of a chunk over ``dims`` (:func:`options`), cached."""
         key = (kind, dims)
         hit = self._options.get(key)
         if hit is None:
-            seen: dict[Plan, Route] = {}
-            for route in itertools.permutations(dims):
-                for shape in self.alts.shapes if kind == "all-reduce" else [PlanShape.RS_AG]:
-                    seen.setdefault(stage_plan(kind, route, shape=shape), route)
-            hit = self._options[key] = [(r, p) for p, r in seen.items()]
+            hit = self._options[key] = options(self.alts, kind, dims)
         return hit
 
     def choose(self, kind: str, mask: tuple[bool, ...], sizes: Sequence[int],
@@ -136,6 +162,9 @@ class OnlineMix:
         if len(opts) == 1:
             return [opts[0][0]] * len(sizes), [opts[0][1]] * len(sizes)
         inflight, self._first = inflight_ns(self.engine, now, self._first)
+        if self.future_ns is not None:
+            ahead = self.future_ns[len(self.engine.pending)]
+            inflight = [w + f for w, f in zip(inflight, ahead, strict=True)]
         classes = list(dict.fromkeys(sizes))
         counts = [sizes.count(s) for s in classes]
         loads = [[self._load(kind, p, s, dims) for _, p in opts] for s in classes]

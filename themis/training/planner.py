@@ -28,7 +28,13 @@ from themis.collective import Collective
 from themis.engine import Engine
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import canonical_policy, is_route, make_policy, parse_route
-from themis.training.routing import Router, make_router, router_names, training_key
+from themis.training.routing import (
+    Router,
+    RouterFactory,
+    make_router,
+    router_names,
+    training_key,
+)
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -42,6 +48,14 @@ def masked_network(network: Network, mask: tuple[bool, ...]) -> Network:
     return replace(network, dims=dims)
 
 
+def route_of(kind: str, plan: Plan) -> Route:
+    """The route a stage plan follows: its RS / AR dimensions (AG for an all-gather,
+    A2A for an all-to-all)."""
+    if kind in ("all-gather", "all-to-all"):
+        return tuple(d for _, d in plan)
+    return tuple(d for ph, d in plan if ph in ("RS", "AR")) or tuple(d for _, d in plan)
+
+
 def involved(network: Network, mask: tuple[bool, ...]) -> tuple[int, ...]:
     """The dimensions a collective with ``mask`` crosses (in the mask, size > 1)."""
     return tuple(i for i, (d, m) in enumerate(zip(network.dims, mask, strict=True))
@@ -52,12 +66,14 @@ class Planner:
     """Chooses every chunk's route and stage plan, collective by collective."""
 
     def __init__(self, network: Network, policy: str, astra: bool, local_bw_aware: bool,
-                 engine: Engine) -> None:
+                 engine: Engine, router: RouterFactory | None = None) -> None:
         self.network = network
         self.astra = astra
         self.engine = engine
         routed = training_key(policy)
-        if routed is not None and routed not in router_names():
+        if router is not None:  # a planner's own router: the policy is only its name
+            routed, policy = "given", "baseline"
+        elif routed is not None and routed not in router_names():
             raise InputError("a whole-iteration planner: run it through simulate_training",
                              "policy", policy)
         self.name = routed or canonical_policy(policy)
@@ -89,7 +105,9 @@ class Planner:
             self.shape = PlanShape.RS_AG
         else:
             self.shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM
-        if routed is not None:
+        if router is not None:
+            self.router = router(network, engine, astra, local_bw_aware, self.shape)
+        elif routed is not None:
             self.router = make_router(routed, network, engine, astra, local_bw_aware,
                                       self.shape)
         self._cache: dict[tuple, list[Route]] = {}
