@@ -18,8 +18,10 @@ HiGHS (:mod:`themis.highs`):
 The counts are integerized deterministically: each count rounded down, then
 each remaining chunk (size classes in order) takes the alternative that keeps
 the projected peak lowest (then the least total work, then the first in
-enumeration order); the counts are laid out over the chunks by proportional
-interleaving, the most used alternative first. No wall-clock limit: HiGHS
+enumeration order); alternatives that load every dimension alike share their
+group's count evenly (the same to every load, but their chunks end on
+different dimensions, so they drain in parallel); the counts are laid out over
+the chunks by proportional interleaving, the most used alternative first. No wall-clock limit: HiGHS
 solves an LP to optimality.
 """
 
@@ -31,6 +33,7 @@ from collections.abc import Sequence
 from themis.engine import Engine
 from themis.highs import LinearModel
 from themis.plans import Plan, PlanShape
+from themis.policies.route_mix import interleave
 from themis.route_model import count_vars
 from themis.training.bound import Alternatives
 from themis.training.planner import route_of
@@ -116,17 +119,10 @@ def spread(row: Sequence[int], loads: Sequence[dict[int, float]]) -> list[int]:
 
 
 def interleaved(counts: Sequence[int]) -> list[int]:
-    """Alternative indices for ``sum(counts)`` chunks, each spread evenly: chunk i takes
-    the alternative furthest behind its share (ties: the most used, then the first)."""
-    total = sum(counts)
-    keys = sorted((a for a, c in enumerate(counts) if c > 0), key=lambda a: (-counts[a], a))
-    used = dict.fromkeys(keys, 0)
-    out: list[int] = []
-    for i in range(total):
-        a = max(keys, key=lambda a: (counts[a] * (i + 1) / total - used[a], -keys.index(a)))
-        used[a] += 1
-        out.append(a)
-    return out
+    """Alternative indices for ``sum(counts)`` chunks, each spread evenly
+    (:func:`themis.policies.route_mix.interleave`, the most used first among equals)."""
+    used = {a: c for a, c in enumerate(counts) if c > 0}
+    return interleave(used, sorted(used, key=lambda a: (-used[a], a)))
 
 
 @register_router("online-mix")
