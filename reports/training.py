@@ -49,6 +49,9 @@ POLICIES: tuple[tuple[str, str, str], ...] = (
     ("themis/scf", "themis", "scf"),
     ("themis-running/scf", "themis-running", "scf"),
     ("portfolio/scf", "portfolio", "scf"),
+    ("online-mix/feed", "online-mix", "feed"),
+    ("global-mix/feed", "global-mix", "feed"),
+    ("auto/best", "auto", "scf"),  # auto chooses the discipline too (its best candidate)
 )
 TIMING = "astra-sim-1.0"
 #: One system for every run (ASTRA-sim 1.0 keys, the R3 reference runs' values).
@@ -73,11 +76,12 @@ def default_system() -> Any:
 def available_policies() -> list[tuple[str, str, str]]:
     """The :data:`POLICIES` whose inter policy is registered (``portfolio`` may be missing)."""
     from themis.policies import make_policy
+    from themis.training.routing import training_policy_names
 
     out = []
     for label, policy, intra in POLICIES:
         try:
-            if policy != "themis-running":  # the training simulator's own variant
+            if policy not in training_policy_names():  # the training simulator's own
                 make_policy(policy)
         except (KeyError, ValueError):
             continue

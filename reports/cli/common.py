@@ -29,17 +29,20 @@ def registry_names() -> dict[str, str]:
     """What the placeholders of a help text become (from the registries and the
     report modules, imported only when help is shown): ``{policies}`` /
     ``{disciplines}`` (``|``-joined), ``{policy_list}`` / ``{discipline_list}``
-    (comma-joined, the defaults first, as ``compare`` and ``spec`` run them) and
+    (comma-joined, the defaults first, as ``compare`` and ``spec`` run them),
+    ``{training_policies}`` (the training-only routers and planners) and
     ``{training_networks}`` (``train-report``'s default networks)."""
     from reports.methods import every_intra, every_policy
     from themis.disciplines import discipline_names
     from themis.policies import policy_names
+    from themis.training.routing import training_policy_names
 
     policies = [n for n in policy_names() if n != "fixed"]
     names = {"{policies}": " | ".join(policies) + " | a fixed route like 2,0,1",
-             "{disciplines}": " | ".join(discipline_names()),
+             "{disciplines}": " | ".join(discipline_names(opt_in=True)),
              "{policy_list}": ", ".join(every_policy()),
-             "{discipline_list}": ", ".join(every_intra())}
+             "{discipline_list}": ", ".join(every_intra()),
+             "{training_policies}": " | ".join(training_policy_names())}
     return names
 
 

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--passes", type=int_arg("--passes"), default=None,
                    help="training passes, ASTRA-sim's --num-passes (default 1)")
     p.add_argument("--policy", default=None,
-                   help="inter-dimension policy: {policies} | themis-running (default: the "
+                   help="inter-dimension policy: {policies} | {training_policies} (default: the "
                         "system file's inter-dimension-scheduling, baseline if it omits it "
                         "as in ASTRA-sim; without --system themis)")
     p.add_argument("--intra", default=None,
@@ -293,7 +293,7 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
                     npus=network.npus)
         print_json(data)
         return 0
-    _print_text(workload, network, config, result, baseline, defaults_note(system))
+    _print_text(workload, network, result.config, result, baseline, defaults_note(system))
     if solved is not None:
         _print_solved(result, solved)
     return 0
@@ -331,6 +331,9 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
           f"{passes} pass{'es' if passes != 1 else ''}")
     print(f"policy {config.policy}, intra {config.intra}, timing {config.timing}, "
           f"{config.chunks} chunks")
+    if result.policy_choice:
+        print(f"{config.policy} chose {result.policy_choice} (ends: " + ", ".join(
+            f"{k} {v / 1e3:,.1f} us" for k, v in result.candidates_ns.items()) + ")")
     if note:
         print(note)
     rows: list[list[Any]] = [

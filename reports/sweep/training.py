@@ -259,7 +259,8 @@ def parse_training(tables: object, folder: Path, file: str
         intras = [canonical_intra(v, f"{g}.intra[{i}]", file)
                   for i, v in enumerate(items(table, "intra", g, file,
                                               default=list(DEFAULT_INTRAS)))]
-        values = items(table, "policies", g, file, default=[lb for lb, *_ in POLICIES])
+        values = items(table, "policies", g, file,
+                       default=[f"{p}/{q}" for _, p, q in POLICIES])
         methods = parse_policies(values, list(dict.fromkeys(intras)), f"{g}.policies", file)
         fields = _fields(methods, values, f"{g}.policies")
         combos = itertools.product(systems or [("", g, SystemConfig())], networks, timings,

@@ -62,6 +62,12 @@ def test_bound_optimum_policies(seed: int) -> None:
             end = simulate_training(wl, net, cfg.with_(policy=policy, intra=intra),
                                     bound=False).end_ns
             assert res.makespan_ns <= end, (policy, intra)
+    # The training-level policies and feed (issue 18 §3), auto included.
+    for policy, intra in [("portfolio", "feed"), ("online-mix", "feed"), ("global-mix", "feed"),
+                          ("global-online", "scf"), ("auto", "scf")]:
+        end = simulate_training(wl, net, cfg.with_(policy=policy, intra=intra),
+                                bound=False).end_ns
+        assert res.makespan_ns <= end, (policy, intra)
 
 
 def test_rounded_ticks_stay_feasible() -> None:

@@ -48,7 +48,7 @@ def test_bytes_per_chunk_do_not_depend_on_route(net: Network, chunk: int) -> Non
 
 
 @given(networks(), st.integers(1, 24), st.sampled_from(["baseline", "round-robin", "themis"]),
-       st.sampled_from(["fifo", "scf"]), st.integers(1, 3),
+       st.sampled_from(["fifo", "scf", "feed"]), st.integers(1, 3),
        st.sampled_from(["all-reduce", "reduce-scatter", "all-gather"]))
 @settings(max_examples=60, deadline=None)
 def test_every_simulated_schedule_is_valid(net, chunks, policy, intra, k, kind) -> None:

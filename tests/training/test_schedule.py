@@ -33,7 +33,7 @@ def test_every_training_schedule_passes_the_checker(case) -> None:
     wl, net, chunks, k, passes = case
     for timing in ("astra-sim-1.0", "alpha-beta"):
         for policy in POLICIES:
-            for intra in ("fifo", "scf"):
+            for intra in ("fifo", "scf", "feed"):
                 cfg = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k,
                                      passes=passes, policy=policy, intra=intra)
                 _agrees(simulate_training(wl, net, cfg, bound=False))

@@ -107,30 +107,41 @@ class PriorityDiscipline:
 DisciplineFactory = Callable[..., Discipline]
 _REGISTRY: dict[str, DisciplineFactory] = {}
 _PUBLIC: list[str] = []
+#: Public names left out of the default set (``default=False``), in registration order.
+_OPT_IN: list[str] = []
 
 
 def register_discipline(
-    name: str, public: bool = True
+    name: str, public: bool = True, default: bool = True
 ) -> Callable[[DisciplineFactory], DisciplineFactory]:
     """Register ``factory(table: StageTable, **options)`` under ``name``.
 
-    ``public`` names are listed by :func:`discipline_names` (what users pick
-    with ``--intra`` and what comparisons run); internal ones such as
-    ``astra-scf`` and ``replay`` are still made by :func:`make_discipline`.
+    ``public`` names are what users pick with ``--intra``; internal ones such as
+    ``astra-scf`` and ``replay`` are still made by :func:`make_discipline`. A
+    public name with ``default`` (the usual case) is also in the default set of
+    :func:`discipline_names`: what comparisons, sweeps and the planners that
+    choose a discipline run when none is named. ``default=False`` (``feed``)
+    keeps a newer discipline out of those sets, so their results do not change,
+    while its name works everywhere a discipline is accepted.
     """
 
     def deco(factory: DisciplineFactory) -> DisciplineFactory:
         _REGISTRY[name] = factory
-        if public and name not in _PUBLIC:
+        if public and default and name not in _PUBLIC:
             _PUBLIC.append(name)
+        elif public and not default and name not in _OPT_IN:
+            _OPT_IN.append(name)
         return factory
 
     return deco
 
 
-def discipline_names(internal: bool = False) -> list[str]:
-    """Registered discipline names (with ``internal``, the internal ones too)."""
-    return list(_REGISTRY) if internal else list(_PUBLIC)
+def discipline_names(internal: bool = False, opt_in: bool = False) -> list[str]:
+    """Registered discipline names: the default set; with ``opt_in`` the public names
+    registered with ``default=False`` too (after it); with ``internal``, every name."""
+    if internal:
+        return list(_REGISTRY)
+    return list(_PUBLIC) + ([n for n in _OPT_IN if n not in _PUBLIC] if opt_in else [])
 
 
 def canonical_intra(name: str) -> str:
@@ -150,7 +161,7 @@ def canonical_intra(name: str) -> str:
     key = INTRA_ALIASES.get(key, key)
     if key not in _REGISTRY:
         raise InputError("unknown intra-dimension discipline (expected one of "
-                         f"{', '.join(_PUBLIC)})", "intra", name)
+                         f"{', '.join(discipline_names(opt_in=True))})", "intra", name)
     return key
 
 

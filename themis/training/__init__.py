@@ -18,6 +18,12 @@ from themis.training.config import (
 )
 from themis.training.simulate import simulate_training
 
+# isort: off
+# The routers of themis.training.routing, in registration order; new ones go last.
+from themis.training import running  # noqa: F401
+from themis.training import online_mix  # noqa: F401
+# isort: on
+
 __all__ = [
     "CollectiveRecord",
     "DimStats",

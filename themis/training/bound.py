@@ -272,15 +272,34 @@ class WindowBound:
         return max(0.0, solved.value * unit * (1.0 - SAFETY))
 
 
-def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
-                    timings: dict[str, Timing], shared: bool = False) -> float:
-    """The lower bound of the module docstring for the (scaled) workload ``wl``."""
+@dataclass(frozen=True)
+class Replayed:
+    """One collective of the replay of step 2: its earliest issue time ``e_ns``, what it
+    is and its layer's update time (collectives in issue order, as the run issues them)."""
+
+    e_ns: float
+    kind: str
+    dims: tuple[int, ...]
+    sizes: tuple[int, ...]
+    update_ns: float
+
+    @property
+    def shape(self) -> Shape:
+        """Its chunks as the bound groups them."""
+        return (self.kind, self.dims, _classes(list(self.sizes)))
+
+
+def replay_issues(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
+                  timings: dict[str, Timing], shared: bool = False
+                  ) -> tuple[list[Replayed], float, WindowBound]:
+    """Step 2 for the (scaled) workload ``wl``: every collective's earliest issue time,
+    the replay's end, and the :class:`WindowBound` of the run's stage costs."""
     astra = cfg.timing == ASTRA
     engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
     bound = WindowBound(Alternatives(engine, astra, cfg.local_bw_aware), cfg.active_chunks,
                         shared)
     shapes = CollectiveShapes(wl, network, b, cfg)
-    issued: list[tuple[float, Shape, float]] = []  # (e_c, shape, u_c)
+    issued: list[Replayed] = []
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
@@ -288,13 +307,20 @@ def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
             return None
         kind, size, sizes, _, dims, _ = shape
         now = engine.now
-        key: Shape = (kind, dims, _classes(sizes))
-        issued.append((now, key, wl.layers[i].update_ns))
+        rep = Replayed(now, kind, dims, tuple(sizes), float(wl.layers[i].update_ns))
+        issued.append(rep)
         rec = CollectiveRecord(len(issued) - 1, i, str(phase), kind, size, dims, now)
-        engine.at(now + bound.own_ns(key), lambda: run.collective_done(rec, i, phase, engine.now))
+        engine.at(now + bound.own_ns(rep.shape),
+                  lambda: run.collective_done(rec, i, phase, engine.now))
         return rec
 
     run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
     drive(run, wl, cfg.passes)
-    replay = float(run.end_ns if run.end_ns is not None else 0.0)
-    return max(replay, bound.windows_ns(issued))
+    return issued, float(run.end_ns if run.end_ns is not None else 0.0), bound
+
+
+def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
+                    timings: dict[str, Timing], shared: bool = False) -> float:
+    """The lower bound of the module docstring for the (scaled) workload ``wl``."""
+    issued, replay, bound = replay_issues(wl, network, b, cfg, timings, shared)
+    return max(replay, bound.windows_ns([(r.e_ns, r.shape, r.update_ns) for r in issued]))

@@ -243,6 +243,11 @@ class TrainingResult:
     #: Every stage of the run as the one :class:`~themis.schedule.Schedule` type (on
     #: the logical network; :func:`themis.checker.check` validates it).
     schedule: Schedule | None = None
+    #: For a run a whole-iteration planner chose (``config.policy`` is then the
+    #: planner, e.g. ``auto``): the candidate that won, e.g. ``portfolio/feed``.
+    policy_choice: str = ""
+    #: Every candidate the planner simulated and its end (ns), in its order.
+    candidates_ns: dict[str, float] = field(default_factory=dict)
 
     @property
     def exposed_comm_ns(self) -> float:
@@ -271,6 +276,9 @@ class TrainingResult:
                              for k, v in asdict(c).items()} for c in self.collectives],
             "runtime_s": self.wall_s,
         }
+        if self.policy_choice:
+            out["policy_choice"] = self.policy_choice
+            out["candidates_end_ns"] = dict(self.candidates_ns)
         if timeline:
             out["timeline"] = {"compute": [list(c) for c in self.timeline.compute],
                                "stages": [list(s) for s in self.timeline.stages]}

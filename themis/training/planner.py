@@ -13,8 +13,10 @@ ASTRA-sim 1.0 state that spans collectives is kept as ASTRA keeps it:
   collectives issued in the same tick continue the same greedy (and share its
   loads). The reset race of workloads.md §4 (another NPU routing first with
   stale loads) cannot be predicted from the collective alone and is left out.
-* ``themis-running`` (:mod:`themis.training.running`) starts each collective's
-  greedy from the load still in flight on every dimension instead of zero.
+* a *router* of :mod:`themis.training.routing` (``themis-running``, which starts
+  each collective's greedy from the load still in flight on every dimension
+  instead of zero; ``online-mix``) sees the running engine at every issue and
+  may choose the stage plans too.
 """
 
 from __future__ import annotations
@@ -26,19 +28,32 @@ from themis.collective import Collective
 from themis.engine import Engine
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import canonical_policy, is_route, make_policy, parse_route
-from themis.training.running import running_themis_routes
+from themis.training.routing import (
+    Router,
+    RouterFactory,
+    make_router,
+    router_names,
+    training_key,
+)
 from topologies.errors import InputError
 from topologies.network import Network
 
 Route = tuple[int, ...]
 _ASTRA_VARIANTS = {"baseline", "themis", "round-robin"}
-RUNNING = "themis-running"
 
 
 def masked_network(network: Network, mask: tuple[bool, ...]) -> Network:
     """``network`` with every dimension outside ``mask`` at size 1."""
     dims = tuple(d if m else replace(d, npus=1) for d, m in zip(network.dims, mask, strict=True))
     return replace(network, dims=dims)
+
+
+def route_of(kind: str, plan: Plan) -> Route:
+    """The route a stage plan follows: its RS / AR dimensions (AG for an all-gather,
+    A2A for an all-to-all)."""
+    if kind in ("all-gather", "all-to-all"):
+        return tuple(d for _, d in plan)
+    return tuple(d for ph, d in plan if ph in ("RS", "AR")) or tuple(d for _, d in plan)
 
 
 def involved(network: Network, mask: tuple[bool, ...]) -> tuple[int, ...]:
@@ -51,11 +66,17 @@ class Planner:
     """Chooses every chunk's route and stage plan, collective by collective."""
 
     def __init__(self, network: Network, policy: str, astra: bool, local_bw_aware: bool,
-                 engine: Engine) -> None:
+                 engine: Engine, router: RouterFactory | None = None) -> None:
         self.network = network
         self.astra = astra
         self.engine = engine
-        self.name = RUNNING if str(policy).strip().lower() == RUNNING else canonical_policy(policy)
+        routed = training_key(policy)
+        if router is not None:  # a planner's own router: the policy is only its name
+            routed, policy = "given", "baseline"
+        elif routed is not None and routed not in router_names():
+            raise InputError("a whole-iteration planner: run it through simulate_training",
+                             "policy", policy)
+        self.name = routed or canonical_policy(policy)
         self.fixed: tuple[Route, ...] = ()
         if is_route(self.name):
             self.fixed = tuple(parse_route(r) for r in self.name.split(";"))
@@ -68,7 +89,8 @@ class Planner:
         if self.name == "fixed" and not self.fixed:
             raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
                              "fixed")
-        if self.name in (RUNNING, "fixed"):
+        self.router: Router | None = None
+        if routed is not None or self.name == "fixed":
             self.policy = None
         elif astra and self.name in _ASTRA_VARIANTS:
             self.policy = make_policy(self.name, astra=True)
@@ -83,6 +105,11 @@ class Planner:
             self.shape = PlanShape.RS_AG
         else:
             self.shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM
+        if router is not None:
+            self.router = router(network, engine, astra, local_bw_aware, self.shape)
+        elif routed is not None:
+            self.router = make_router(routed, network, engine, astra, local_bw_aware,
+                                      self.shape)
         self._cache: dict[tuple, list[Route]] = {}
         self._rr = 0  # ASTRA's round-robin counter (over all dimensions)
         self._tick: float | None = None
@@ -120,9 +147,6 @@ class Planner:
             keep = set(dims)
             return [tuple(d for d in self.fixed[k % len(self.fixed)] if d in keep)
                     for k in range(n)]
-        if self.name == RUNNING:
-            loads = self.engine.inflight_sent(now)
-            return running_themis_routes(self.network, mask, kind, chunk, n, loads)
         if self.astra and self.name == "round-robin":
             return self._rotated(dims, n, reverse=kind == "all-gather")
         offset = 0
@@ -135,6 +159,22 @@ class Planner:
                 self._tick_count = 0
             self._tick_count += n
         return self._policy_routes(kind, mask, chunk, n, offset)
+
+    def choose(self, kind: str, mask: tuple[bool, ...], sizes: list[int], now: float
+               ) -> tuple[list[Route], list[Plan]]:
+        """Every chunk's route and stage plan for a collective issued at ``now`` (a router
+        sees the engine and may choose the plans; all-to-all is never routed)."""
+        if self.router is not None and kind != "all-to-all":
+            routes, plans = self.router.choose(kind, mask, sizes, now)
+            routes = [tuple(r) for r in routes]
+            want = sorted(involved(self.network, mask))
+            for r in routes:
+                if sorted(r) != want:
+                    raise InputError(f"policy {self.name} produced a route that is not a "
+                                     f"permutation of {want}", "route", r)
+            return routes, plans if plans is not None else self.plans(kind, routes)
+        routes = self.routes(kind, mask, sizes[0], len(sizes), now)
+        return routes, self.plans(kind, routes)
 
     def note_issue(self, now: float) -> None:
         """A collective (possibly an empty one) was issued at ``now``: Themis' reset tick."""

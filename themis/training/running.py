@@ -14,8 +14,16 @@ first dimension, otherwise take the sorted order, and add each stage's load.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from themis.plans import Plan, PlanShape
 from themis.timing.astra10 import themis_bandwidth
+from themis.training.routing import register_router
 from topologies.network import Network
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from themis.engine import Engine
 
 MiB = float(1 << 20)
 THRESHOLD_DIVISOR = 16
@@ -50,3 +58,20 @@ def running_themis_routes(network: Network, mask: tuple[bool, ...], kind: str, c
             loads[d] += (cs / MiB) * ((p - 1) if gather else (p - 1) / p) / ratio[d]
             cs = cs * p if gather else cs / p
     return routes
+
+
+@register_router("themis-running")
+class RunningThemis:
+    """The router: :func:`running_themis_routes` from the engine's in-flight bytes; the
+    run's plan shape."""
+
+    def __init__(self, network: Network, engine: Engine, astra: bool, local_bw_aware: bool,
+                 shape: PlanShape) -> None:
+        self.network, self.engine = network, engine
+
+    def choose(self, kind: str, mask: tuple[bool, ...], sizes: Sequence[int],
+               now: float) -> tuple[list[tuple[int, ...]], list[Plan] | None]:
+        """Routes of the collective's chunks (sized as its first), plans of the run's shape."""
+        loads = self.engine.inflight_sent(now)
+        return running_themis_routes(self.network, mask, kind, sizes[0], len(sizes),
+                                     loads), None

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from functools import partial
 from itertools import repeat
 
 from themis.collective import Collective
 from themis.engine import Engine, make_engine
+from themis.plans import Plan
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
 from themis.timing.base import Timing
@@ -30,7 +31,8 @@ from themis.training.dims import (
     split_algorithms,
 )
 from themis.training.loops import drive
-from themis.training.planner import Planner
+from themis.training.planner import Planner, route_of
+from themis.training.routing import RouterFactory, iteration_planner
 from themis.training.runner import Run
 from themis.training.shapes import ASTRA, CollectiveShapes
 from topologies.errors import InputError
@@ -119,10 +121,29 @@ def expected_collectives(wl: Workload, passes: int) -> int:
     return max(1, per_pass * passes)
 
 
+def prepare(workload: Workload, network: Network, cfg: TrainingConfig
+            ) -> tuple[Workload, Network, int, dict[str, Timing], bool]:
+    """What a run of ``workload`` under ``cfg`` works on: the scaled workload, the logical
+    network, the model-parallel split factor b, the timing models per collective kind
+    and whether stages share bandwidth (k > 1 under a sharing timing)."""
+    group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
+    try:
+        lnet, b, split = logical_network(network, group)
+    except InputError as err:
+        raise err.in_file(workload.file or workload.name) from None
+    check_scales(workload, cfg)
+    wl = scale_workload(workload, cfg)
+    timings = _Timings(cfg, lnet, split)
+    shared = cfg.active_chunks > 1 and make_timing(
+        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
+    return wl, lnet, b, timings, shared
+
+
 def simulate_training(workload: Workload, network: Network,
                       config: TrainingConfig | None = None, bound: bool = True,
-                      progress: Callable[[int, int, int], None] | None = None
-                      ) -> TrainingResult:
+                      progress: Callable[[int, int, int], None] | None = None,
+                      plans: Sequence[Sequence[Plan]] | None = None,
+                      router: RouterFactory | None = None) -> TrainingResult:
     """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
 
     Returns the end time, pass ends, per-layer compute / comm / exposed,
@@ -134,14 +155,26 @@ def simulate_training(workload: Workload, network: Network,
     ``progress(issued, ended, total)``, if given, is called as each collective
     is issued and as each ends (``total`` is :func:`expected_collectives`,
     raised to the issued count).
+
+    ``plans`` (collective i in issue order: one stage plan per chunk) replaces the
+    policy: every chunk runs its given plan (a whole-iteration planner's answer).
+    ``router`` (a :data:`~themis.training.routing.RouterFactory`) replaces the policy
+    by a planner's own router (the policy then only names the run). A policy that
+    names a whole-iteration planner (``auto``, :mod:`themis.training.routing`)
+    hands the run to it.
     """
     t0 = time.perf_counter()
     cfg = config or TrainingConfig()
+    if plans is None and router is None:
+        planned = iteration_planner(cfg.policy)
+        if planned is not None:
+            return planned(workload, network, cfg, bound=bound, progress=progress)
     astra = cfg.timing == ASTRA
-    wl, lnet, b, timings, shared = _prepare(workload, network, cfg)
+    wl, lnet, b, timings, shared = prepare(workload, network, cfg)
     engine = make_engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra,
                          shared)
-    planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine)
+    planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine, router) \
+        if plans is None else None
     shapes = CollectiveShapes(wl, lnet, b, cfg)
     expected = expected_collectives(wl, cfg.passes)
     ended = [0]
@@ -156,17 +189,21 @@ def simulate_training(workload: Workload, network: Network,
 
     def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
         shape = shapes.shape(run, i, phase, highest)
-        planner.note_issue(engine.now)
+        if planner is not None:
+            planner.note_issue(engine.now)
         if shape is None:
             return None
         kind, size, sizes, mask, dims, prio = shape
         now = engine.now
-        routes = planner.routes(kind, mask, sizes[0], len(sizes), now)
-        plans = planner.plans(kind, routes)
-        issued.append((kind, size, dims, sizes, routes, plans))
+        if planner is not None:
+            routes, cplans = planner.choose(kind, mask, sizes, now)
+        else:
+            cplans = given_plans(plans, len(issued), kind, dims, len(sizes))
+            routes = [route_of(kind, p) for p in cplans]
+        issued.append((kind, size, dims, sizes, routes, cplans))
         rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
                                chunks=len(sizes), priority=prio)
-        engine.issue(kind, sizes, plans, prio, lambda cid, t: done(run, rec, i, phase, t))
+        engine.issue(kind, sizes, cplans, prio, lambda cid, t: done(run, rec, i, phase, t))
         if progress is not None:
             progress(len(engine.pending), ended[0], max(expected, len(engine.pending)))
         return rec
@@ -183,32 +220,18 @@ def simulate_training(workload: Workload, network: Network,
     timeline = Timeline(run.compute, [
         (table.dim[s], engine.coll[s], engine.chunk[s], engine.start[s], engine.end[s])
         for s in range(len(table))])
+    if plans is not None and len(issued) != len(plans):
+        raise InputError(f"the run issued {len(issued)} collectives", "plans", len(plans))
     result = TrainingResult(
         workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
         pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total, layers=run.layer_stats(),
         dims=dims, collectives=run.records, timeline=timeline, config=cfg,
         logical_npus=tuple(d.npus for d in lnet.dims),
-        schedule=_schedule(engine, lnet, cfg, timings, issued))
+        schedule=_schedule(engine, lnet, cfg, timings, issued, plans is not None))
     if bound:
         result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result
-
-
-def _prepare(workload: Workload, network: Network, cfg: TrainingConfig
-             ) -> tuple[Workload, Network, int, _Timings, bool]:
-    """The scaled workload, the logical network, its split factor b, the timing models
-    per kind and whether k > 1 stages share bandwidth: what a run and its bound share."""
-    group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
-    try:
-        lnet, b, split = logical_network(network, group)
-    except InputError as err:
-        raise err.in_file(workload.file or workload.name) from None
-    check_scales(workload, cfg)
-    wl = scale_workload(workload, cfg)
-    shared = cfg.active_chunks > 1 and make_timing(
-        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
-    return wl, lnet, b, _Timings(cfg, lnet, split), shared
 
 
 def iteration_lower_bound(workload: Workload, network: Network,
@@ -218,15 +241,32 @@ def iteration_lower_bound(workload: Workload, network: Network,
     The same value as ``simulate_training(workload, network, config).lower_bound_ns``
     for every policy and discipline of ``config`` (the bound depends on neither)."""
     cfg = config or TrainingConfig()
-    wl, lnet, b, timings, shared = _prepare(workload, network, cfg)
+    wl, lnet, b, timings, shared = prepare(workload, network, cfg)
     return iteration_bound(wl, lnet, b, cfg, timings, shared)
+
+
+def given_plans(plans: Sequence[Sequence[Plan]] | None, c: int, kind: str,
+                dims: tuple[int, ...], n: int) -> list[Plan]:
+    """Collective ``c``'s given plans, checked: one per chunk, each crossing exactly
+    ``dims`` in a shape of ``kind``."""
+    if plans is None or c >= len(plans):
+        raise InputError(f"no plans for collective {c}", "plans", 0 if plans is None
+                         else len(plans))
+    out: list[Plan] = [tuple((str(ph), int(d)) for ph, d in p) for p in plans[c]]
+    if len(out) != n:
+        raise InputError(f"collective {c} has {n} chunks", "plans", len(out))
+    for p in out:
+        if sorted(route_of(kind, p)) != sorted(dims):
+            raise InputError(f"collective {c} ({kind}) crosses dimensions {list(dims)}",
+                             "plans", p)
+    return out
 
 
 _new_chunk_plan = partial(tuple.__new__, ChunkPlan)
 
 
-def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: _Timings,
-              issued: list[tuple]) -> Schedule:
+def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: dict[str, Timing],
+              issued: list[tuple], given: bool = False) -> Schedule:
     """The run as a :class:`Schedule` on the logical network (stages built on first use).
 
     Collective i spans the dimensions it crossed; an all-gather is recorded by its
@@ -260,7 +300,7 @@ def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: _Timi
         endpoint_delay_ns=float(cfg.endpoint_delay_ns), active_chunks=cfg.active_chunks,
         collectives=colls, issue_ns=list(engine.issue_ns), chunks=chunks,
         local_bw_aware=cfg.local_bw_aware,
-        meta={"policy": str(cfg.policy), "intra": engine.intra},
+        meta={"policy": str(cfg.policy) if not given else "given", "intra": engine.intra},
         spans=[tuple(dims) for _, _, dims, _, _, _ in issued],
         chunking=ASTRA if cfg.timing == ASTRA else "per-npu",
         kind_algorithms=kind_algorithms)
