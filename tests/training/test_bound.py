@@ -53,15 +53,17 @@ def cases(draw):
     chunks = draw(st.sampled_from([1, 2, 4, 16]))
     k = draw(st.sampled_from([1, 2]))
     passes = draw(st.integers(1, 2))
-    return wl, net, chunks, k, passes
+    lbw = draw(st.booleans())  # collective-optimization localBWAware, or baseline
+    return wl, net, chunks, k, passes, lbw
 
 
 @settings(max_examples=25, deadline=None)
 @given(cases())
 def test_bound_below_every_policy(case) -> None:
-    wl, net, chunks, k, passes = case
+    wl, net, chunks, k, passes, lbw = case
     for timing in ("astra-sim-1.0", "alpha-beta"):
-        base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes)
+        base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes,
+                              local_bw_aware=lbw)
         lb = simulate_training(wl, net, base).lower_bound_ns
         assert lb is not None and lb >= 0
         # A fixed route (the dimensions in reverse), where the logical network is the
@@ -96,3 +98,28 @@ def test_bound_is_exact_on_one_dimension() -> None:
     by_hand = 4 * by_hand + 7
     assert res.end_ns == by_hand
     assert by_hand * (1 - 1e-8) <= res.lower_bound_ns <= by_hand
+
+
+def test_bound_follows_collective_optimization_baseline() -> None:
+    """Under astra-sim-1.0 with collective-optimization baseline every all-reduce runs
+    whole on every dimension (AR per dimension, whatever the policy), so one chunk's
+    iteration is its chain: the AR on dimension 0 at full size, then on dimension 1,
+    then the update. The bound admits only that shape, and meets the end."""
+    from themis.plans import PlanShape, stage_plan
+    from themis.timing import make_timing
+
+    net = Network((Dimension("Ring", 4, 50.0, 100.0), Dimension("Ring", 2, 25.0, 500.0)))
+    wl = parse_workload("MICRO\n1\nl0 -1 0 NONE 0 0 NONE 0 0 ALLREDUCE 1048576 7\n", "m.txt")
+    cfg = TrainingConfig(timing="astra-sim-1.0", chunks=1, policy="baseline",
+                         local_bw_aware=False)
+    res = simulate_training(wl, net, cfg)
+    tm = make_timing("astra-sim-1.0", net, None, cfg.endpoint_delay_ns)
+    plan = stage_plan("all-reduce", (0, 1), shape=PlanShape.AR_PER_DIM)
+    assert [ph for ph, _ in plan] == ["AR", "AR"]
+    by_hand, m = 0.0, 1048576.0
+    for phase, d in plan:
+        cost = tm.stage(phase, d, m)
+        by_hand += cost.duration_ns
+        m = cost.output_bytes
+    assert res.end_ns == by_hand + 7  # + the update
+    assert res.end_ns * (1 - 1e-8) <= res.lower_bound_ns <= res.end_ns

@@ -82,9 +82,16 @@ class Alternatives:
 
     def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
         self.engine = engine
-        shapes = [PlanShape.RS_AG]
-        if astra:
-            shapes.append(PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM)
+        # The all-reduce shapes the run can execute (themis.training.planner): under
+        # astra-sim-1.0 with collective-optimization baseline every all-reduce runs whole
+        # on every dimension, whatever the policy (Sys::generate_collective); with
+        # localBWAware RS/AG or the last dimension's one AR; under alpha-beta RS/AG.
+        if astra and not local_bw_aware:
+            shapes = [PlanShape.AR_PER_DIM]
+        elif astra:
+            shapes = [PlanShape.RS_AG, PlanShape.LOCAL_BW_AWARE]
+        else:
+            shapes = [PlanShape.RS_AG]
         self.shapes = shapes
         self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
         self._costs: dict[tuple[str, str, int, float], StageCost] = {}
