@@ -13,6 +13,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from themis.checker import check
 from themis.collective import Collective
 from themis.disciplines import discipline_names
 from themis.engine import EventLoop, Rules, ServeOrder
@@ -20,8 +21,11 @@ from themis.policies import policy_names
 from themis.simulator import SimConfig, makespan_ns, replay, simulate
 from themis.stages import StageTable
 from themis.timing.base import StageCost
+from themis.training import TrainingConfig, simulate_training
 from topologies import Dimension, Network
 from topologies.errors import InputError
+from topologies.presets import resolve_network
+from topologies.workload import load_workload
 
 
 class Recording:
@@ -115,6 +119,26 @@ def test_issues_come_before_stage_ends_of_their_time() -> None:
     loop.issue_at(0.0, [a])
     loop.run()
     assert log == [(0, 0), (0, 2), (0, 1)] and loop.end == [1.0, 3.0, 2.0]
+
+
+def test_shared_stage_late_in_a_long_run_ends() -> None:
+    # Issued at 10 s, the stage's last bytes would take less time than 1e10 ns can
+    # resolve: it used to be re-planned at the same time for ever. One chunk never
+    # shares its dimension, so k = 2 gives the times of k = 1 (stages alone).
+    net = Network((Dimension("Ring", 8, 100.0, 20.0),))
+    one = [simulate(net, Collective("all-reduce", 200, 1), issue_ns=[1e10], active_chunks=k)
+           for k in (1, 2)]
+    assert one[1].schedule.stages == one[0].schedule.stages
+    assert one[0].makespan_ns == pytest.approx(283.2596283, rel=1e-9)
+
+
+def test_training_with_shared_bandwidth_late_in_the_run_ends() -> None:
+    cfg = TrainingConfig(timing="alpha-beta", policy="round-robin", intra="fifo", chunks=4,
+                         active_chunks=3, scheduling_policy="FIFO")
+    res = simulate_training(load_workload("transformer-fwd-in-bckwd"),
+                            resolve_network("4d-large"), cfg)
+    assert check(res.schedule) == []
+    assert res.lower_bound_ns <= res.end_ns
 
 
 @st.composite

@@ -63,7 +63,9 @@ class Shared:
     A running stage is ``[fixed_end_ns, remaining_bytes]``; between events the
     set of sending stages is constant, so the bytes fall linearly. A stage is
     sending at ``t`` once ``fixed_end <= t + time_tol_ns``; it is done when
-    also its remaining bytes are at most :data:`SHARED_TOL` of its total.
+    also its remaining bytes are at most :data:`SHARED_TOL` of its total (or
+    would take less time at its share than ``t`` can resolve: ``t + rest <= t``,
+    late in a long run).
     Codes are ``version * ndims + d``. With ``busy`` and ``sent`` (per-dimension
     loads), the time each dimension has a stage running is added to ``busy``,
     and each stage's bytes to ``sent`` when it starts.
@@ -112,11 +114,25 @@ class Shared:
         sending = [v for v in run.values() if v[0] <= lim]
         nxt = min((v[0] for v in run.values() if v[0] > lim), default=float("inf"))
         if sending:
-            rem = min(v[1] for v in sending)
-            nxt = min(nxt, self._last_t[d] + max(rem, 0.0) * len(sending) / self._bw[d])
+            now, n, bw = self._last_t[d], len(sending), self._bw[d]
+            at = now + max(min(v[1] for v in sending), 0.0) * n / bw
+            if at <= now:
+                self._unstick(d, n)
+            nxt = min(nxt, at)
         self._seq += 1
         heapq.heappush(self._heap, (nxt, nxt, self.tie_base[d] + self._seq,
                                     self._version[d] * self._nd + d))
+
+    def _unstick(self, d: int, n: int) -> None:
+        """Sending stages whose rest would take less time than the dimension's clock
+        can add to it (late in a long run) have sent it: otherwise such a stage is
+        re-planned at the same time for ever. (Nothing else changes: a stage whose
+        bytes are sent to the tolerance keeps its count.)"""
+        now, bw, lim, tol = self._last_t[d], self._bw[d], self._last_t[d] + self._tol_ns, self.TOL
+        for sid, v in self.running[d].items():
+            if v[0] <= lim and v[1] > tol * max(self._sent[sid], 1.0) \
+                    and now + v[1] * n / bw <= now:
+                v[1] = 0.0
 
     def begin(self, sid: int, d: int, t: float) -> None:
         """Stage ``sid`` starts on ``d`` at ``t``."""
