@@ -215,7 +215,8 @@ def _check_shared_durations(schedule: Schedule, timing_of, per_dim) -> list[Viol
     """Recompute ends under equal bandwidth sharing, given the start times.
 
     Each stage spends its fixed time, then sends its bytes at B / n(t), n(t)
-    the number of the dimension's stages sending at time t.
+    the number of the dimension's stages sending at time t; a stage whose rest
+    would take less time than the clock can resolve ends (as in the engine).
     """
     out = []
     for d, stages in per_dim.items():
@@ -245,10 +246,13 @@ def _check_shared_durations(schedule: Schedule, timing_of, per_dim) -> list[Viol
                 candidates.append(t + min(remaining.values()) * n / bw)
             t_next = min(candidates)
             if remaining:
-                per = (t_next - t) * bw / len(remaining)
+                n = len(remaining)
+                per = (t_next - t) * bw / n
                 for s in list(remaining):
                     remaining[s] -= per
-                    if remaining[s] <= REL_TOL * max(costs[s][1], 1.0):
+                    # done, or the rest takes less time than t_next can resolve
+                    if remaining[s] <= REL_TOL * max(costs[s][1], 1.0) \
+                            or t_next + max(remaining[s], 0.0) * n / bw <= t_next:
                         ends[s] = t_next
                         del remaining[s]
             t = t_next

@@ -2,8 +2,10 @@
 
 One NPU's view (model.md §2, §5): each dimension is a resource that runs at
 most k stages at once; stages wait in a per-dimension queue ordered by an
-intra-dimension discipline (:mod:`themis.disciplines`); the event loop and the
-resource models (exclusive, or bandwidth shared) are :mod:`themis.engine`.
+intra-dimension discipline (:mod:`themis.disciplines`). The collectives are
+issued at their issue times into the one event loop of :mod:`themis.engine`
+(resource model exclusive, or bandwidth shared), under the simulator's
+:meth:`Rules.simulator <themis.engine.rules.Rules.simulator>`.
 The cost depends on the number of stages, never on the number of NPUs.
 
 :func:`run` takes a :class:`SimConfig`; :func:`simulate` is the same call with
@@ -15,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,13 +25,13 @@ from itertools import repeat
 
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
-from themis.engine import Exclusive, Shared, run_events
+from themis.engine import EventLoop, Rules
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
 from themis.policies.base import PLAIN_RUN, PolicyChoice, RunModel, choose
 from themis.schedule import ChunkPlan, Schedule, Stage
-from themis.stages import StageTable, block_cache, chunk_block
+from themis.stages import Block, StageTable, block_cache, chunk_block
 from themis.timing import Timing, make_timing
 from topologies.errors import InputError
 from topologies.network import Network
@@ -186,7 +188,7 @@ def simulate(
     *,
     issue_ns: Sequence[float] | None = None,
     plans: Sequence[Sequence[Plan]] | None = None,
-    dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None = None,
+    dim_orders: Mapping[int, Sequence[tuple[int, int, int]]] | None = None,
     **options: object,
 ) -> SimResult:
     """Simulate one or more collectives; ``options`` are :class:`SimConfig` fields.
@@ -228,7 +230,7 @@ def run(
     *,
     issue_ns: Sequence[float] | None = None,
     plans: Sequence[Sequence[Plan]] | None = None,
-    dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None = None,
+    dim_orders: Mapping[int, Sequence[tuple[int, int, int]]] | None = None,
 ) -> SimResult:
     """Simulate one or more collectives and return schedule and metrics.
 
@@ -264,7 +266,7 @@ def _run_events(
     config: SimConfig,
     issue_ns: Sequence[float] | None,
     plans: Sequence[Sequence[Plan]] | None,
-    dim_orders: dict[int, Sequence[tuple[int, int, int]]] | None,
+    dim_orders: Mapping[int, Sequence[tuple[int, int, int]]] | None,
 ) -> _Events:
     """Choose the plans, build the stage table and run the event loop."""
     colls = [collectives] if isinstance(collectives, Collective) else list(collectives)
@@ -292,7 +294,7 @@ def _run_events(
     chunk_plans: list[ChunkPlan] = []
     all_routes: list[list[tuple[int, ...]]] = []
     keys: list[tuple[int, int]] = []
-    chunk_blocks: list[tuple] = []
+    chunk_blocks: list[Block] = []
     memo = block_cache(tm)
     # How this run applies a planning policy's routes (it scores them the same way).
     run_model = RunModel(PlanShape.LOCAL_BW_AWARE if config.local_bw_aware else PlanShape.RS_AG,
@@ -331,7 +333,7 @@ def _run_events(
     ndims = network.ndims
     queues: list[Discipline]
     if dim_orders is not None:
-        index = {key: sid for sid, key in enumerate(table.keys())}
+        index: dict[tuple[int, ...], int] = {key: sid for sid, key in enumerate(table.keys())}
         queues = []
         for d in range(ndims):
             try:
@@ -343,17 +345,16 @@ def _run_events(
     else:
         queues = [make_discipline(intra_key, table) for _ in range(ndims)]
 
-    heap: list = []
-    tie_dim = config.tie_order == "dim"
-    resource: Exclusive | Shared
-    if tm.shares_bandwidth and config.active_chunks > 1:
-        resource = Shared(table, ndims, heap, tie_dim,
-                          [d.bandwidth_bytes_per_ns for d in network.dims])
-    else:
-        resource = Exclusive(ndims, tie_dim)
+    shared = tm.shares_bandwidth and config.active_chunks > 1
+    loop = EventLoop(table, ndims, config.active_chunks,
+                     Rules.simulator(config.tie_order == "dim", shared),
+                     [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None)
+    loop.queues = queues
+    for t, firsts in zip(issues, first_sids, strict=True):
+        loop.issue_at(t, firsts)
     with _gc_paused():
-        start, end = run_events(table, queues, resource, heap, config.active_chunks, issues,
-                                first_sids)
+        loop.run()
+    start, end = loop.start, loop.end
     if end and min(end) < 0:
         raise RuntimeError("simulation deadlocked: some stages never ran "
                            "(a replayed dimension order that contradicts the routes?)")

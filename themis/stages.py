@@ -19,6 +19,10 @@ from itertools import repeat
 from themis.timing.base import StageCost, Timing
 
 Plan = tuple[tuple[str, int], ...]
+#: One chunk's stage columns (:meth:`StageTable.block`): dims, durations, fixed times,
+#: bytes sent, input and output bytes, phases, and which stage is the chunk's last.
+Block = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...],
+              tuple[float, ...], tuple[float, ...], tuple[str, ...], tuple[bool, ...]]
 
 
 def first_input(timing: Timing, kind: str, chunk_bytes: float) -> float:
@@ -45,19 +49,21 @@ def chain(
             c = timing.stage(phase, d, m)
         else:
             key = (phase, d, m)
-            c = cache.get(key)
-            if c is None:
-                c = cache[key] = timing.stage(phase, d, m)
+            hit = cache.get(key)
+            if hit is None:
+                hit = cache[key] = timing.stage(phase, d, m)
+            c = hit
         out.append((m, c))
         m = c.output_bytes
     return out
 
 
 #: Per timing model (immutable), the stage columns of (kind, plan, chunk bytes) blocks.
-_BLOCKS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+BlockMemo = dict[tuple[str, Plan, int], Block]
+_BLOCKS: weakref.WeakKeyDictionary[Timing, BlockMemo] = weakref.WeakKeyDictionary()
 
 
-def block_cache(timing: Timing) -> dict:
+def block_cache(timing: Timing) -> BlockMemo:
     """A memo of :meth:`StageTable.block` results that lives as long as ``timing``."""
     try:
         memo = _BLOCKS.get(timing)
@@ -69,7 +75,7 @@ def block_cache(timing: Timing) -> dict:
 
 
 def chunk_block(timing: Timing, kind: str, chunk_bytes: int, plan: Plan,
-                memo: dict | None = None) -> tuple:
+                memo: BlockMemo | None = None) -> Block:
     """The :meth:`StageTable.block` of a chunk, memoized per timing model."""
     memo = block_cache(timing) if memo is None else memo
     key = (kind, plan, chunk_bytes)
@@ -88,7 +94,8 @@ class StageTable:
     lists (collective, chunk, first stage id, stage count) per chunk.
     ``cache`` is scratch space where a discipline may keep arrays it derives
     once per run (e.g. the remaining work of every stage). ``priority`` is
-    filled by :class:`themis.engine.Engine` for the priority disciplines.
+    filled by :class:`themis.engine.Engine` (collectives issued with priorities)
+    for the priority disciplines.
     """
 
     dim: list[int] = field(default_factory=list)
@@ -108,7 +115,7 @@ class StageTable:
         return len(self.dim)
 
     @staticmethod
-    def block(plan: Plan, costs: Sequence[tuple[float, StageCost]]) -> tuple:
+    def block(plan: Plan, costs: Sequence[tuple[float, StageCost]]) -> Block:
         """One chunk's stage columns (from :func:`chain`), to add with :meth:`add_block`."""
         n = len(plan)
         return (
@@ -122,7 +129,7 @@ class StageTable:
             (False,) * (n - 1) + (True,) if n else (),
         )
 
-    def add_block(self, collective: int, chunk: int, block: tuple) -> int:
+    def add_block(self, collective: int, chunk: int, block: Block) -> int:
         """Append one chunk's stages (a :meth:`block`); returns its first stage id."""
         first = len(self.dim)
         dims, dur, fixed, sent, inp, out, phase, last = block
@@ -138,7 +145,7 @@ class StageTable:
         return first
 
     @classmethod
-    def from_blocks(cls, keys: Sequence[tuple[int, int]], blocks: Sequence[tuple]
+    def from_blocks(cls, keys: Sequence[tuple[int, int]], blocks: Sequence[Block]
                     ) -> tuple[StageTable, list[int]]:
         """A table of chunks ``keys[i]`` = (collective, chunk) with stages ``blocks[i]``,
         and each chunk's first stage id."""
@@ -152,7 +159,8 @@ class StageTable:
             firsts.append(pos)
             chunks.append((ci, k, pos, n))
             pos += n
-        return cls(*cols, chunks=chunks), firsts
+        dims, dur, fixed, sent, inp, out, phase, last = cols
+        return cls(dims, dur, fixed, sent, inp, out, phase, last, chunks=chunks), firsts
 
     def add_chunk(self, collective: int, chunk: int, plan: Plan,
                   costs: Sequence[tuple[float, StageCost]]) -> int:

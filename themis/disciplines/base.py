@@ -49,7 +49,8 @@ class PriorityDiscipline:
     as collectives are issued) has its keys re-read when a new stage is pushed.
 
     The simulator does not call :meth:`push` / :meth:`pop` on these queues: it
-    runs them inline (:func:`themis.engine.run_events`) on heaps of single ints
+    runs them inline (:meth:`themis.engine.EventLoop.run`, when the run's table does not
+    grow) on heaps of single ints
     ``rank + tie + sid`` (:meth:`shifted_ranks`), in exactly the same order.
     """
 

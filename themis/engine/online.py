@@ -1,0 +1,137 @@
+"""Collectives issued while the engine runs, with priorities (a training iteration).
+
+:class:`Engine` is the :class:`~themis.engine.loop.EventLoop` under ASTRA-sim
+1.0's event order (:meth:`Rules.astra <themis.engine.rules.Rules.astra>`) on a
+table that grows: :meth:`Engine.issue` costs a collective's chunks with the
+timing model of its kind, adds them to the table with its priority and issues
+them at the current time; its ``on_done`` is called when the last chunk's
+last stage ends. The workload's compute, waits and updates are the loop's
+events (:meth:`~themis.engine.loop.EventLoop.at`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from themis.disciplines import canonical_intra, make_discipline
+from themis.engine.loop import EventLoop
+from themis.engine.rules import Rules
+from themis.plans import Plan
+from themis.stages import Block, StageTable
+from themis.timing.base import Timing
+from topologies.network import Network
+
+#: The discipline a name runs as when stages carry collective priorities (ASTRA-sim
+#: 1.0's lists, :mod:`themis.disciplines.priority`); other names run as they are.
+_PRIORITY_DISCIPLINES = {"fifo": "fifo-priority"}
+_ASTRA_PRIORITY_DISCIPLINES = {"scf": "astra-scf-priority"}
+
+
+def priority_discipline(intra: str, astra: bool) -> str:
+    """The discipline ``intra`` runs as with collective priorities: FIFO keeps
+    ASTRA-sim's priority order; SCF under ``astra-sim-1.0`` its SmallestFirst list."""
+    key = canonical_intra(intra)
+    if key in _PRIORITY_DISCIPLINES:
+        return _PRIORITY_DISCIPLINES[key]
+    if astra and key in _ASTRA_PRIORITY_DISCIPLINES:
+        return _ASTRA_PRIORITY_DISCIPLINES[key]
+    return key
+
+
+class Engine(EventLoop):
+    """The event loop of collectives issued while it runs (one NPU's view, model.md §2).
+
+    ``timings`` gives the timing model of each collective kind; ``intra`` runs
+    as :func:`priority_discipline` makes it; ``tie_by_dim`` is ASTRA's boost
+    mode (same-time stage ends by dimension, else by start order, after the
+    final-message rule); with ``shared`` a dimension's sending stages share its
+    bandwidth (k > 1 under a timing that shares it). Per stage it records the
+    collective (``coll``) and chunk (``chunk``); per collective its issue time,
+    end and chunks still running.
+    """
+
+    def __init__(self, network: Network, timings: Mapping[str, Timing], intra: str,
+                 active_chunks: int, tie_by_dim: bool, astra: bool,
+                 shared: bool = False) -> None:
+        table = StageTable()
+        bandwidth = [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None
+        super().__init__(table, network.ndims, active_chunks, Rules.astra(tie_by_dim),
+                         bandwidth, growing=True)
+        self.network = network
+        self.timings = timings
+        self.tie_by_dim = tie_by_dim
+        self.prio = table.priority
+        self.intra = priority_discipline(intra, astra)
+        self.queues = [make_discipline(self.intra, table) for _ in range(self.ndims)]
+        self.coll: list[int] = []
+        self.chunk: list[int] = []
+        self.pending: list[int] = []  # chunks still running, per collective
+        self.done_cb: list[Callable[[int, float], None]] = []
+        self.coll_end: list[float] = []
+        self.issue_ns: list[float] = []
+        self._blocks: dict[tuple[str, Plan, int], tuple[Block, list[float]]] = {}
+        self.on_chunk_end = self._chunk_done
+
+    def _block(self, kind: str, plan: Plan, size: int) -> tuple[Block, list[float]]:
+        """The stage columns of a chunk and the final-message time of each stage."""
+        key = (kind, plan, size)
+        hit = self._blocks.get(key)
+        if hit is None:
+            tm = self.timings[kind]
+            last_of = getattr(tm, "last_message_ns", None)
+            costs = []
+            lasts = []
+            m: float = size
+            for phase, d in plan:
+                c = tm.stage(phase, d, m)
+                costs.append((m, c))
+                lasts.append(float(last_of(phase, d, m)) if last_of is not None else 0.0)
+                m = c.output_bytes
+            hit = self._blocks[key] = (StageTable.block(plan, costs), lasts)
+        return hit
+
+    def issue(self, kind: str, sizes: Sequence[int], plans: Sequence[Plan], priority: int,
+              on_done: Callable[[int, float], None]) -> int:
+        """Issue a collective now: chunk ``k`` of ``sizes[k]`` bytes (an all-gather's
+        per-NPU input) follows ``plans[k]``; returns the collective's id. Its chunks
+        are queued one at a time when the calling event returns
+        (:meth:`~themis.engine.loop.EventLoop.issue_at`)."""
+        cid = len(self.pending)
+        self.pending.append(len(sizes))
+        self.done_cb.append(on_done)
+        self.coll_end.append(-1.0)
+        self.issue_ns.append(self.now)
+        table = self.table
+        firsts = []
+        unsent = self.unsent
+        blocks = self._blocks
+        last_msg, prio = self.last_msg, self.prio
+        coll, chunk = self.coll, self.chunk
+        added = 0
+        for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
+            block, lasts = blocks.get((kind, plan, size)) or self._block(kind, plan, size)
+            firsts.append(table.add_block(cid, k, block))
+            last_msg.extend(lasts)
+            for d, b in zip(block[0], block[3], strict=True):
+                unsent[d] += b
+            n = len(plan)
+            added += n
+            prio.extend([priority] * n)
+            coll.extend([cid] * n)
+            chunk.extend([k] * n)
+        self.grow(added)
+        self.issue_at(self.now, firsts)
+        return cid
+
+    def _chunk_done(self, sid: int, t: float) -> None:
+        cid = self.coll[sid]
+        self.pending[cid] -= 1
+        if self.pending[cid] == 0:
+            self.coll_end[cid] = t
+            self.done_cb[cid](cid, t)
+
+
+def make_engine(network: Network, timings: Mapping[str, Timing], intra: str,
+                active_chunks: int, tie_by_dim: bool, astra: bool, shared: bool) -> Engine:
+    """An :class:`Engine`; with ``shared`` its stages share each dimension's bandwidth."""
+    return Engine(network, timings, intra, active_chunks, tie_by_dim, astra, shared)
