@@ -30,12 +30,13 @@ def _agrees(res) -> None:
 @settings(max_examples=12, deadline=None)
 @given(cases())
 def test_every_training_schedule_passes_the_checker(case) -> None:
-    wl, net, chunks, k, passes = case
+    wl, net, chunks, k, passes, lbw = case
     for timing in ("astra-sim-1.0", "alpha-beta"):
         for policy in POLICIES:
             for intra in ("fifo", "scf", "feed"):
                 cfg = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k,
-                                     passes=passes, policy=policy, intra=intra)
+                                     passes=passes, policy=policy, intra=intra,
+                                     local_bw_aware=lbw)
                 _agrees(simulate_training(wl, net, cfg, bound=False))
 
 

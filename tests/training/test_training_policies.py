@@ -32,9 +32,10 @@ NEW = [("online-mix", "feed"), ("online-mix", "scf"), ("global-mix", "feed"),
 @settings(max_examples=12, deadline=None)
 @given(cases())
 def test_new_policies_checked_bounded_and_auto_never_slower(case) -> None:
-    wl, net, chunks, k, passes = case
+    wl, net, chunks, k, passes, lbw = case
     for timing in ("astra-sim-1.0", "alpha-beta"):
-        base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes)
+        base = TrainingConfig(timing=timing, chunks=chunks, active_chunks=k, passes=passes,
+                              local_bw_aware=lbw)
         ref = simulate_training(wl, net, base.with_(policy="portfolio", intra="scf"))
         lb = ref.lower_bound_ns
         assert lb is not None
