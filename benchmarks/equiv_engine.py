@@ -206,10 +206,11 @@ def compare(old: Callable[[], Any], new: Callable[[], Any], limit_s: int,
             counts: dict[str, int], what: str) -> None:
     a = outcome(old, limit_s)
     counts["cases"] += 1
+    b = outcome(new, 10 * limit_s)
     if a[0] == "hang":
         counts["old hangs"] += 1
+        print("OLD HANGS", what, "- new:", b[0], flush=True)
         return
-    b = outcome(new, 10 * limit_s)
     counts["refused alike"] += a[0] == "err" and a == b
     if a != b:
         counts["differences"] += 1
