@@ -21,6 +21,13 @@ random cases through both, comparing exactly (floats with ``==``):
 * ``iter``: ``solvers.iteration.replay_iteration`` of a training run's own plans
   and dimension orders.
 
+The old modules import today's other modules (timing models, disciplines, the
+training loops, planner and bound): the comparison isolates the engine on a tree
+whose other modules still behave as at ``--rev`` (the branch that made the one
+engine, up to its commit 977a6db). On a later tree, what changed since in those
+modules (e.g. the training planner's policies, the bound's plan shapes) shows
+up as errors or differences of its own.
+
 A run the old code does not finish within ``--limit`` seconds (the bandwidth
 sharing model used to re-plan a stage at one time for ever late in long runs)
 is counted apart. Run from the repository root::
@@ -206,10 +213,11 @@ def compare(old: Callable[[], Any], new: Callable[[], Any], limit_s: int,
             counts: dict[str, int], what: str) -> None:
     a = outcome(old, limit_s)
     counts["cases"] += 1
+    b = outcome(new, 10 * limit_s)
     if a[0] == "hang":
         counts["old hangs"] += 1
+        print("OLD HANGS", what, "- new:", b[0], flush=True)
         return
-    b = outcome(new, 10 * limit_s)
     counts["refused alike"] += a[0] == "err" and a == b
     if a != b:
         counts["differences"] += 1

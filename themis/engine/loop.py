@@ -133,7 +133,7 @@ class EventLoop:
     # -- what a planner reads ----------------------------------------------------------
     def inflight_sent(self, t: float) -> list[float]:
         """Bytes per dimension still to send by queued and running stages at ``t``
-        (needs ``rules.loads``): stages stages alone count the part of their time still
+        (needs ``rules.loads``): stages running alone count the part of their time still
         ahead, stages sharing bandwidth their bytes not yet sent."""
         out = list(self.unsent)
         self.resource.inflight(t, self.table, self.start, out)
