@@ -122,20 +122,8 @@ def _solve(issued: list[Replayed], bound: WindowBound) -> list[list[list[float]]
         for s in classes:
             opt_row = []
             for _, plan in options(alts, rep.kind, rep.dims):
-                steps = alts.steps(rep.kind, plan, float(s))
-                total = sum(t for _, t, _ in steps)
-                load = dict.fromkeys(rep.dims, 0.0)
-                byte = dict.fromkeys(rep.dims, 0.0)
-                first: dict[int, float] = {}
-                after: dict[int, float] = {}
-                acc = 0.0
-                for d, t, bt in steps:
-                    first.setdefault(d, acc)
-                    load[d] += t
-                    byte[d] += bt
-                    acc += t
-                    after[d] = total - acc
-                opt_row.append((load, byte, first, after))
+                alt = alts.measure(rep.kind, rep.dims, plan, float(s))
+                opt_row.append((alt.load_ns, alt.byte_ns, alt.head_ns, alt.tail_ns))
             per.append(opt_row)
         table.append(per)
     unit = max(max(max(v for v in o[0].values()) for row in per for o in row)

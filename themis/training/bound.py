@@ -131,24 +131,31 @@ class Alternatives:
             return hit
         seen: dict[tuple, Alternative] = {}
         for plan in self.plans(kind, dims):
-            steps = self.steps(kind, plan, size)
-            total = sum(t for _, t, _ in steps)
-            load = dict.fromkeys(dims, 0.0)
-            byte = dict.fromkeys(dims, 0.0)
-            head: dict[int, float] = {}
-            tail: dict[int, float] = {}
-            acc = 0.0
-            for d, t, b in steps:
-                head.setdefault(d, acc)
-                load[d] += t
-                byte[d] += b
-                acc += t
-                tail[d] = total - acc
-            alt = Alternative(load, byte, head, tail, total)
-            sig = tuple((d, load[d], byte[d], head[d], tail[d]) for d in dims)
+            alt = self.measure(kind, dims, plan, size)
+            sig = tuple((d, alt.load_ns[d], alt.byte_ns[d], alt.head_ns[d], alt.tail_ns[d])
+                        for d in dims)
             seen.setdefault(sig, alt)
         out = self._memo[key] = list(seen.values())
         return out
+
+    def measure(self, kind: str, dims: tuple[int, ...], plan: tuple[tuple[str, int], ...],
+                size: float) -> Alternative:
+        """One plan of a chunk of ``size`` bytes: per dimension of ``dims`` its busy and
+        byte ns, the ns before its first stage there (head) and after its last (tail)."""
+        steps = self.steps(kind, plan, size)
+        total = sum(t for _, t, _ in steps)
+        load = dict.fromkeys(dims, 0.0)
+        byte = dict.fromkeys(dims, 0.0)
+        head: dict[int, float] = {}
+        tail: dict[int, float] = {}
+        acc = 0.0
+        for d, t, b in steps:
+            head.setdefault(d, acc)
+            load[d] += t
+            byte[d] += b
+            acc += t
+            tail[d] = total - acc
+        return Alternative(load, byte, head, tail, total)
 
 
 #: A collective's chunks: (kind, dimensions, ((size, count), ...)).
