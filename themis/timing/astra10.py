@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
+from themis.timing.base import Meaning, StageCost, phase_bytes, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 
@@ -92,7 +92,27 @@ class _Dim:
     router: float  # its router-latency on a Switch, else 0
 
 
-@register_timing(NAME)
+#: What a run under ASTRA-sim 1.0 means (``Sys::generate_collective``, its queues,
+#: its same-tick order and float sizes; workloads.md §4).
+MEANING = Meaning(
+    own_policies=frozenset({"baseline", "themis", "round-robin"}),
+    system_shapes=True,
+    queues=(("scf", "astra-scf"),),
+    priority_queues=(("fifo", "fifo-priority"), ("scf", "astra-scf-priority")),
+    input_chunking=True,
+    event_order="astra",
+    float32=True,
+    direct_all_to_all_only=True,
+    boost_mode=True,
+    runner="astra-1.0",
+    disciplines=("fifo", "scf"),
+    below_ideal="the astra-sim-1.0 timing, like ASTRA-sim 1.0's analytical backend, is "
+                "congestion-free: direct on a Ring sends to every peer at once, each message "
+                "at the full link bandwidth",
+)
+
+
+@register_timing(NAME, MEANING)
 @dataclass(frozen=True)
 class AstraSim10Timing:
     """ASTRA-sim 1.0 analytical backend timing (timing.md), whole ns.

@@ -29,7 +29,7 @@ from typing import ClassVar
 
 from themis.collective import Collective
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
+from themis.timing.base import Meaning, StageCost, phase_bytes, register_timing, whole_bytes
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -57,7 +57,18 @@ class _Dim:
     beta: float  # bytes per ns
 
 
-@register_timing(NAME)
+#: What a run under ASTRA-sim 2.x means: its own baseline (ascending dimensions, an
+#: all-gather descending), the plan shapes of ``collective-optimization`` as 1.0
+#: (timing.md §5); chunking is the timing's own (:meth:`AstraSim2Timing.chunked`).
+MEANING = Meaning(
+    own_policies=frozenset({"baseline"}), system_shapes=True, training=False,
+    runner="astra-2",
+    below_ideal="the astra-sim-2 timing, like ASTRA-sim 2.x's analytical backend, is "
+                "congestion-free: every message gets the dimension's full bandwidth (direct "
+                "sends its n - 1 at once, active chunks do not share)")
+
+
+@register_timing(NAME, MEANING)
 @dataclass(frozen=True)
 class AstraSim2Timing:
     """ASTRA-sim 2.x analytical (congestion-unaware) timing, whole ns (module docstring).
