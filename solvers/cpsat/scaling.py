@@ -43,6 +43,7 @@ from solvers.common import ProblemData
 from themis.plans import PlanShape
 from themis.schedule import stage_plan
 from themis.stages import chain
+from themis.timing import timing_meaning, timing_names
 from themis.timing.base import StageCost, Timing
 
 #: Largest number of ticks of the longest stage on an exact grid.
@@ -134,12 +135,14 @@ def _gcd(values: list[Fraction]) -> Fraction:
 def exact_durations(data: ProblemData) -> tuple[list, list] | None:
     """Every duration of ``data`` as a :class:`~fractions.Fraction` (``rs``, ``ag`` shapes).
 
-    ``None`` unless the timing is ``alpha-beta`` (``fixed + sent / B``) and
+    ``None`` unless the timing's meaning is ``affine_exact`` (alpha-beta: ``fixed +
+    sent / B``) and
     every exact value agrees with the float duration within ``DURATION_TOL``.
     """
     inst = data.instance
     tm = inst.timing
-    if getattr(tm, "name", "") != "alpha-beta":
+    name = getattr(tm, "name", "")
+    if name not in timing_names() or not timing_meaning(name).affine_exact:
         return None
     bw = {d: simplest_fraction(inst.network.dims[d].bandwidth_GBps) * 2**30 / 10**9
           for d in data.dims}

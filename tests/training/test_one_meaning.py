@@ -49,3 +49,11 @@ def test_train_of_one_all_reduce_is_simulate_plus_the_update(
     trained = _end(capsys, ["train", str(REF / "all_reduce.txt"), *common,
                             "--comm-scale", "1024"], "end_ns")
     assert trained == sim + 1
+
+
+def test_only_alpha_beta_is_re_timed_with_exact_fractions() -> None:
+    # The exact model's fraction re-timing asks the timing's meaning, not its name.
+    from themis.timing import timing_meaning, timing_names
+
+    exact = {name for name in timing_names() if timing_meaning(name).affine_exact}
+    assert exact == {"alpha-beta"}

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, algorithm_steps, register_timing
+from themis.timing.base import Meaning, StageCost, algorithm_steps, register_timing
 from topologies.network import Network
 
 
-@register_timing("alpha-beta")
+@register_timing("alpha-beta", Meaning(affine_exact=True))
 @dataclass(frozen=True)
 class AlphaBetaTiming:
     """``T = steps * (hops * a + 2 * nic + router + e) + (P - 1)/P * M / B`` (model.md §4).

@@ -97,7 +97,9 @@ class Meaning:
     :func:`themis.astra2_run.simulate_astra2`; empty: the plain simulator);
     ``disciplines``: the disciplines policies run with (``None``: every registered one);
     ``below_ideal``: why a makespan can beat the bandwidth bound under this timing
-    (a congestion-free backend), printed when it does.
+    (a congestion-free backend), printed when it does;
+    ``affine_exact``: every stage time is ``fixed + sent / B`` exactly (alpha-beta), so an
+    exact model may re-time it with fractions (:func:`solvers.cpsat.scaling.exact_durations`).
     """
 
     own_policies: frozenset[str] = frozenset()
@@ -113,6 +115,7 @@ class Meaning:
     runner: str = ""
     disciplines: tuple[str, ...] | None = None
     below_ideal: str = ""
+    affine_exact: bool = False
 
 
 #: The meaning of a timing registered without one: the plain simulator's run.
