@@ -94,6 +94,9 @@ def simulate_astra(
     # also scores what this run gives ASTRA-sim's baseline and Themis, so it is
     # never slower than either.
     timing = run.make_timing(network, system.algorithms_for(kind))
+    # ASTRA-sim's chunking (each input in chunks of floor(S / splits) while bytes remain):
+    # the policies route, and the simulator runs, the chunks ASTRA-sim runs.
+    collective = timing.chunked(collective)  # type: ignore[attr-defined]
     run_model = PLAIN_RUN
     if hasattr(policy, "plan"):
         run_model = run.run_model(collective, network, policy.name)

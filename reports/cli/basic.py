@@ -225,8 +225,16 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
                           timing=args.timing, algorithms=algorithms,
                           endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
     wall_s = time.perf_counter() - t0
-    return _report_simulation(args, inputs, result, collective, collective.chunking(), k,
-                              policy.name, intra, wall_s)
+    run_coll = result.schedule.collectives[0]
+    chunking = collective.chunking()
+    chunks_text = None
+    if run_coll != collective:  # the timing's own chunking (ASTRA-sim 1.0's stream)
+        chunking = {"splits": collective.splits, "chunk_count": run_coll.chunk_count,
+                    "chunk_sizes": run_coll.chunking()["chunk_sizes"]}
+        chunks_text = f"{run_coll.describe_chunks()} ({args.timing}'s chunking of " \
+                      f"{collective.splits} splits)"
+    return _report_simulation(args, inputs, result, collective, chunking, k,
+                              policy.name, intra, wall_s, chunks_text=chunks_text)
 
 
 def _simulate_astra2(args: argparse.Namespace, inputs) -> int:

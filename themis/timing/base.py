@@ -65,6 +65,33 @@ class Timing(Protocol):
     # it (or returning 0) keeps the engine's tie order.
 
 
+def direct_all_reduce_ns(msgs: Sequence[float], d: float, red: float) -> tuple[float, float]:
+    """A direct all-reduce stage from ASTRA-sim's packet flow (``AllToAll::run``, the same
+    code in 1.0 and 2.x): its duration and its final message's time.
+
+    ``msgs[s - 1]`` is the message time to the partner ``s`` steps away. Round 1 sends
+    the n - 1 messages at ``d`` (the endpoint delay); each arrival is processed ``d +
+    red`` later. The first processing end at or after the last arrival starts round 2,
+    and every processing end from then on sends one round-2 message (as many at once as
+    have been processed), to partners in ring order 1, 2, ..., n - 1; the stage ends
+    ``d`` after the last round-2 arrival. With every partner equally far this is
+    ``3d + 2 N*(m) + red``; on a Ring round 2 can start before the farthest packet is
+    processed."""
+    arrivals = sorted(d + t for t in msgs)
+    last_arrival = arrivals[-1]
+    sends: list[float] = []
+    free = 0
+    for done in (a + d + red for a in arrivals):
+        free += 1
+        if done >= last_arrival:
+            while free and len(sends) < len(msgs):
+                sends.append(done)
+                free -= 1
+    ends = [t + msgs[k] for k, t in enumerate(sends)]
+    last = max(range(len(ends)), key=ends.__getitem__)
+    return ends[last] + d, msgs[last]
+
+
 TimingFactory = Callable[..., Timing]
 _REGISTRY: dict[str, TimingFactory] = {}
 
