@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from topologies.chakra.et import Attribute, GlobalMetadata, Node
+from topologies.chakra.ranks import et_files, read_comm_groups
 from topologies.chakra.trace import Trace, et_bytes, parse_et, read_et
 from topologies.chakra.types import NodeType
 from topologies.chakra.wire import encode_varint, read_varint
@@ -118,3 +119,29 @@ def test_bad_varint_and_legacy_refused() -> None:
     legacy = b"\x02\x08\x07"  # a Node (varint id in field 1) where GlobalMetadata belongs
     with pytest.raises(InputError, match="legacy Chakra v0.0.1"):
         parse_et(legacy, "old.et")
+
+
+@pytest.mark.skipif(not ETS, reason="../shared/reference/chakra not present")
+def test_rank_sets_prefix_and_folder() -> None:
+    folder = CHAKRA / "external/tutorials/micro2024/astra-sim-demo/demo2/workload"
+    by_prefix = et_files(folder / "MLP_ModelParallel")
+    assert sorted(by_prefix) == list(range(32))
+    assert et_files(folder) == by_prefix
+    with pytest.raises(InputError, match=r"MLP_ModelParallel\.32\.et: rank = 32: missing rank"):
+        et_files(folder / "MLP_ModelParallel", npus=33)
+    with pytest.raises(InputError, match="rank beyond the 16 NPUs"):
+        et_files(folder, npus=16)
+
+
+def test_comm_groups(tmp_path: Path) -> None:
+    good = tmp_path / "g.json"
+    good.write_text('{"1": [0, 1], "2": [2, 3]}')
+    assert read_comm_groups(good, 4) == {1: [0, 1], 2: [2, 3]}
+    bad = tmp_path / "b.json"
+    bad.write_text('{"1": [0, 7]}')
+    with pytest.raises(InputError, match=r"b.json: 1 = 7: unknown NPU \(the system has 4\)"):
+        read_comm_groups(bad, 4)
+    zero = tmp_path / "z.json"
+    zero.write_text('{"0": [0]}')
+    with pytest.raises(InputError, match="group id must be an integer > 0"):
+        read_comm_groups(zero, 4)
