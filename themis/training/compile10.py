@@ -18,7 +18,7 @@ from themis.training.config import HIGHEST_PRIORITY, Phase, TrainingConfig
 from themis.training.dims import dimension_mask
 from themis.training.loops import LOOPS
 from themis.training.planner import involved
-from themis.training.shapes import ASTRA, KINDS, chunk_sizes
+from themis.training.shapes import KINDS, chunk_sizes
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Workload
@@ -87,7 +87,7 @@ class _Compiler:
         if not involved(self.lnet, mask):
             return False
         size = getattr(ly, f"{phase}_size_bytes")
-        chunk_sizes(size, self.cfg.chunks, self.cfg.timing == ASTRA,
+        chunk_sizes(size, self.cfg.chunks, self.cfg.run_kind,
                     f"{wl.file or wl.name}: layer {layer} ({ly.name}) {phase}")
         nid = self._add(NodeKind.COLLECTIVE, collective=KINDS[ctype], size_bytes=int(size),
                         mask=tuple(mask), priority=prio, blocking=blocking,
