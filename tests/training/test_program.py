@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from handcalc import CFG, NET, layer, workload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.training.handcalc import CFG, NET, layer, workload
 from themis.program import Node, NodeKind, Program, earliest_ends
 from themis.training import simulate_training
 from themis.training.compile10 import compile_workload
