@@ -162,10 +162,9 @@ def canonical_timing(value: object, field_name: str, file: str = "") -> str:
 
 def timing_intras(timing: str) -> tuple[str, ...] | None:
     """The disciplines policies run with under ``timing`` (``None``: every one)."""
-    from themis.astra_run import ASTRA_INTRAS
-    from themis.timing.astra10 import NAME
+    from themis.timing import timing_meaning
 
-    return ASTRA_INTRAS if timing == NAME else None
+    return timing_meaning(timing).disciplines
 
 
 def canonical_ag_order(value: object, field_name: str, file: str = "") -> AgOrder:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from themis.astra_run import astra_shape
 from themis.collective import Collective
 from themis.plans import PlanShape, stage_plan
-from themis.policies.base import PLAIN_RUN, InterPolicy, RunModel, make_policy
+from themis.policies.base import PLAIN_RUN, InterPolicy
+from themis.runkind import RunKind
 from themis.timing.astra2 import MAX_DIMS, NAME
 from topologies.errors import InputError
 from topologies.network import Network
@@ -130,9 +130,9 @@ def plan_shape(policy_name: str, local_bw_aware: bool) -> PlanShape:
     (which 2.x cannot run) gets the plans ASTRA-sim 1.0 gives it with
     localBWAware: RS along its route, AG back.
 
-    The same shapes as ASTRA-sim 1.0 builds: :func:`themis.astra_run.astra_shape`.
+    The one rule of :meth:`themis.runkind.RunKind.shape`.
     """
-    return astra_shape(policy_name, local_bw_aware)
+    return RunKind.of(NAME, local_bw_aware=local_bw_aware).shape(policy_name)
 
 
 def simulate_astra2(
@@ -170,32 +170,29 @@ def simulate_astra2(
     lbw = system.local_bw_aware if system.collective_optimization is not None else True
     timing = astra2_timing(network, system, kind, endpoint_delay_ns)
     coll = timing.chunked(collective)  # type: ignore[attr-defined]
+    run = RunKind.of(NAME, local_bw_aware=lbw, endpoint_delay_ns=endpoint_delay_ns)
     name = policy if isinstance(policy, str) else None
     if policy is None:
         name = system.inter or "baseline"
     if name is not None:
-        policy = make_policy(name, astra=True) if make_policy(name).name == "baseline" \
-            else make_policy(name)
+        policy = run.policy(name)
     assert policy is not None and not isinstance(policy, str)
     chooses = intra is None and bool(getattr(policy, "chooses_intra", False))
     options_intra = intra_names() if chooses else (intra or "fifo",)
-    shape = plan_shape(policy.name, lbw)
+    shape = run.shape(policy.name)
     # A planning policy (guarded, lb-mix, portfolio) scores its routes as this run
     # applies them (2.x's plan shape, start tie order); the portfolio also scores what
     # this run gives baseline and Themis, so it is never slower than either.
     run_model = PLAIN_RUN
     if hasattr(policy, "plan"):
-        run_model = RunModel(shape, "start", (), tuple(
-            (name, tuple(ref.routes(coll, network)), plan_shape(name, lbw))
-            for name, ref in (("baseline", make_policy("baseline", astra=True)),
-                              ("themis", make_policy("themis")))))
+        run_model = run.run_model(coll, network, policy.name)
     choice = policy_choice(policy, coll, network, timing, options_intra, k, run_model)
     q = choice.intra or options_intra[0] if chooses else (intra or "fifo")
     shape = choice.shape or shape
     plans = [stage_plan(kind, r, shape=shape) for r in choice.routes]
     res = simulate(network, coll, intra=q, timing=timing, active_chunks=k,
                    local_bw_aware=shape is PlanShape.LOCAL_BW_AWARE and kind == "all-reduce",
-                   tie_order="start", plans=[plans])
+                   tie_order=run.tie_order, plans=[plans])
     res.schedule.meta["policy"] = policy.name
     if choice.label and choice.label != policy.name:
         res.schedule.meta["policy_choice"] = choice.label

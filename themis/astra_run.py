@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from themis.collective import Collective
 from themis.plans import PlanShape, stage_plan
-from themis.policies.base import PLAIN_RUN, InterPolicy, RunModel, make_policy
+from themis.policies.base import PLAIN_RUN, InterPolicy, make_policy
+from themis.runkind import RunKind
 from themis.timing.astra10 import NAME
 from topologies.errors import InputError
 from topologies.network import Network
@@ -23,23 +24,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 
 # -- running a system file ----------------------------------------------------------
-#: The intra-dimension disciplines ASTRA-sim 1.0 runs (``SCF`` is its SmallestFirst queue).
-ASTRA_INTRAS: tuple[str, ...] = ("fifo", "scf")
-
 #: Endpoint delay when a system file leaves it out: ASTRA-sim 1.0's own default
 #: (``Sys::Sys`` sets ``communication_delay = 10``; see ``topologies.system.ASTRA_DEFAULTS``).
 DEFAULT_ENDPOINT_DELAY_NS = 10.0
 
 
 def astra_shape(inter: str, local_bw_aware: bool) -> PlanShape:
-    """The all-reduce plan shape ASTRA-sim 1.0 builds for policy ``inter``.
-
-    ``Sys::generate_collective``: without localBWAware a whole all-reduce on every
-    dimension; with it, Themis runs RS then AG back, the others one AR on the
-    route's last dimension."""
-    if not local_bw_aware:
-        return PlanShape.AR_PER_DIM
-    return PlanShape.RS_AG if inter == "themis" else PlanShape.LOCAL_BW_AWARE
+    """The all-reduce plan shape ASTRA-sim 1.0 builds for policy ``inter``
+    (:meth:`themis.runkind.RunKind.shape`, the one rule)."""
+    return RunKind.of(NAME, local_bw_aware=local_bw_aware).shape(inter)
 
 
 def simulate_astra(
@@ -74,7 +67,6 @@ def simulate_astra(
     """
     # late import: the simulator imports the timing registry
     from themis.simulator import policy_choice, simulate
-    from themis.timing import make_timing
 
     kind = collective.kind
     raw_inter = (system.inter or "baseline").strip().lower()
@@ -94,19 +86,20 @@ def simulate_astra(
                          "intra-dimension-scheduling", system.intra)
     endpoint = (system.endpoint_delay_ns if system.endpoint_delay_ns is not None
                 else DEFAULT_ENDPOINT_DELAY_NS)
-    lbw = bool(system.local_bw_aware)
-    shape = astra_shape(inter, lbw)
+    run = RunKind.of(NAME, local_bw_aware=bool(system.local_bw_aware),
+                     boost_mode=bool(system.boost_mode), endpoint_delay_ns=endpoint)
+    shape = run.shape(policy.name)
     # A planning policy (guarded, lb-mix, portfolio) scores its routes as this run
     # applies them: this timing, plan shape, queue and tie order; and the portfolio
     # also scores what this run gives ASTRA-sim's baseline and Themis, so it is
     # never slower than either.
-    timing = make_timing(NAME, network, system.algorithms_for(kind), endpoint)
+    timing = run.make_timing(network, system.algorithms_for(kind))
+    # ASTRA-sim's chunking (each input in chunks of floor(S / splits) while bytes remain):
+    # the policies route, and the simulator runs, the chunks ASTRA-sim runs.
+    collective = timing.chunked(collective)  # type: ignore[attr-defined]
     run_model = PLAIN_RUN
     if hasattr(policy, "plan"):
-        run_model = RunModel(
-            shape, "dim" if system.boost_mode else "start", (("scf", "astra-scf"),),
-            tuple((name, tuple(make_policy(name, astra=True).routes(collective, network)),
-                   astra_shape(name, lbw)) for name in ("baseline", "themis")))
+        run_model = run.run_model(collective, network, policy.name)
     choice = policy_choice(policy, collective, network, timing, (intra,),
                            system.active_chunks or 1, run_model)
     routes = choice.routes
@@ -115,13 +108,13 @@ def simulate_astra(
     res = simulate(
         network,
         collective,
-        intra="astra-scf" if intra == "scf" else "fifo",
+        intra=run.queue(intra),
         timing=NAME,
         algorithms=system.algorithms_for(kind),
         endpoint_delay_ns=endpoint,
         active_chunks=system.active_chunks or 1,
         local_bw_aware=shape is PlanShape.LOCAL_BW_AWARE and kind == "all-reduce",
-        tie_order="dim" if system.boost_mode else "start",
+        tie_order=run.tie_order,
         plans=[plans],
     )
     res.schedule.meta["policy"] = policy.name

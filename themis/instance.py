@@ -109,22 +109,23 @@ class Instance:
         queue, this endpoint delay and these algorithms; ``astra-sim-2`` as
         ``themis simulate --timing astra-sim-2`` does without a system file (2.x's
         chunking and plan shape)."""
+        from themis.runkind import RunKind
         from themis.simulator import simulate
-        from themis.timing.astra10 import NAME as ASTRA
 
-        if timing == ASTRA:
+        run = RunKind.of(timing)
+        if run.meaning.runner == "astra-1.0":
             from themis.astra_run import simulate_astra
             from themis.policies import make_policy
             from topologies.system import SystemConfig
 
             pol = make_policy(policy)
-            own = pol.name in ("baseline", "themis", "round-robin")
+            own = run.own(pol.name)
             system = SystemConfig(endpoint_delay_ns=self.endpoint_delay_ns,
                                   all_reduce_algorithms=self.algorithms,
                                   inter=pol.name if own else None, intra=intra)
             return simulate_astra(self.network, system, self.collective,
                                   policy=None if own else pol)
-        if timing == "astra-sim-2":
+        if run.meaning.runner == "astra-2":
             from themis.astra2_run import simulate_astra2
             from topologies.system import SystemConfig
 
@@ -132,6 +133,5 @@ class Instance:
                                    SystemConfig(all_reduce_algorithms=self.algorithms),
                                    self.collective, policy=policy, intra=intra,
                                    endpoint_delay_ns=self.endpoint_delay_ns)
-        tm = self.timing if timing == "alpha-beta" else make_timing(
-            timing, self.network, self.algorithms, self.endpoint_delay_ns)
+        tm = make_timing(timing, self.network, self.algorithms, self.endpoint_delay_ns)
         return simulate(self.network, self.collective, policy=policy, intra=intra, timing=tm)

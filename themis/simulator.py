@@ -25,7 +25,7 @@ from itertools import repeat
 
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
-from themis.engine import EventLoop, Rules
+from themis.engine import EventLoop, Rules, ServeOrder
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, stage_plan
 from themis.policies import InterPolicy, make_policy
@@ -223,6 +223,20 @@ class _Events:
     end: list[float]
 
 
+def _rules(tm: Timing, tie_dim: bool, shared: bool) -> Rules:
+    """The engine's rules for a run under ``tm``: the simulator's, except that a timing
+    whose simulator restarts the old dimension's queue before the next one at a
+    same-tick hand-over (ASTRA-sim 1.0, ``Sys::proceed_to_next_vnet_baseline``) serves
+    its own dimension first (:class:`themis.timing.base.Meaning` ``event_order``)."""
+    from themis.timing import timing_meaning
+
+    rules = Rules.simulator(tie_dim, shared)
+    name = getattr(tm, "name", "")
+    if not shared and name and timing_meaning(name).event_order == "astra":
+        rules = dataclasses.replace(rules, serve=ServeOrder.OWN_FIRST)
+    return rules
+
+
 def run(
     network: Network,
     collectives: Collective | Sequence[Collective],
@@ -347,7 +361,7 @@ def _run_events(
 
     shared = tm.shares_bandwidth and config.active_chunks > 1
     loop = EventLoop(table, ndims, config.active_chunks,
-                     Rules.simulator(config.tie_order == "dim", shared),
+                     _rules(tm, config.tie_order == "dim", shared),
                      [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None)
     loop.queues = queues
     for t, firsts in zip(issues, first_sids, strict=True):

@@ -75,17 +75,12 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
 
 
 def below_ideal_note(utilization: float, timing: str = "astra-sim-1.0") -> str:
-    """Why an ``astra-sim-1.0`` or ``astra-sim-2`` makespan can beat the bandwidth
-    bound (one line)."""
-    if timing == "astra-sim-2":
-        return (f"themis: note: the makespan is below the ideal (bandwidth utilization "
-                f"{100 * utilization:.0f}%): the astra-sim-2 timing, like ASTRA-sim 2.x's "
-                "analytical backend, is congestion-free: every message gets the dimension's "
-                "full bandwidth (direct sends its n - 1 at once, active chunks do not share)")
+    """Why a makespan under ``timing`` (a congestion-free backend) can beat the
+    bandwidth bound (one line; the timing's :class:`~themis.timing.base.Meaning`)."""
+    from themis.timing import timing_meaning
+
     return (f"themis: note: the makespan is below the ideal (bandwidth utilization "
-            f"{100 * utilization:.0f}%): the astra-sim-1.0 timing, like ASTRA-sim 1.0's "
-            "analytical backend, is congestion-free: direct on a Ring sends to every peer "
-            "at once, each message at the full link bandwidth")
+            f"{100 * utilization:.0f}%): {timing_meaning(timing).below_ideal}")
 
 
 def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: object,
@@ -159,7 +154,7 @@ def cmd_network(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``themis simulate``."""
-    from themis.timing import timing_names
+    from themis.timing import timing_meaning, timing_names
 
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
@@ -177,7 +172,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     }
     keys["route"] = keys["policy"]
     with user_keys(keys):
-        if args.timing == "astra-sim-2":
+        if timing_meaning(args.timing).runner == "astra-2":
             return _simulate_astra2(args, inputs)
         return _simulate(args, inputs, system, keys)
 
@@ -189,6 +184,7 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
     from themis.collective import Collective
     from themis.disciplines import canonical_intra
     from themis.policies import make_policy
+    from themis.runkind import RunKind
     from themis.simulator import simulate
 
     policy_name = args.policy or system.inter or "themis"
@@ -211,12 +207,13 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
         check_stage_count(collective.chunk_count, max(per_chunk, 1), field, inputs.chunks, file)
     algorithms = inputs.algorithms(args.collective)
     t0 = time.perf_counter()
-    if args.timing == "astra-sim-1.0":
+    run = RunKind.of(args.timing)
+    if run.meaning.runner == "astra-1.0":
         from themis.astra_run import simulate_astra
 
         if args.collective == "all-reduce":
             system.require("collective-optimization")
-        astra_own = policy.name in ("baseline", "themis", "round-robin")
+        astra_own = run.own(policy.name)
         sys_cfg = dataclasses.replace(
             system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
             active_chunks=k, inter=policy.name if astra_own else system.inter,
@@ -228,8 +225,16 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
                           timing=args.timing, algorithms=algorithms,
                           endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
     wall_s = time.perf_counter() - t0
-    return _report_simulation(args, inputs, result, collective, collective.chunking(), k,
-                              policy.name, intra, wall_s)
+    run_coll = result.schedule.collectives[0]
+    chunking = collective.chunking()
+    chunks_text = None
+    if run_coll != collective:  # the timing's own chunking (ASTRA-sim 1.0's stream)
+        chunking = {"splits": collective.splits, "chunk_count": run_coll.chunk_count,
+                    "chunk_sizes": run_coll.chunking()["chunk_sizes"]}
+        chunks_text = f"{run_coll.describe_chunks()} ({args.timing}'s chunking of " \
+                      f"{collective.splits} splits)"
+    return _report_simulation(args, inputs, result, collective, chunking, k,
+                              policy.name, intra, wall_s, chunks_text=chunks_text)
 
 
 def _simulate_astra2(args: argparse.Namespace, inputs) -> int:
@@ -288,9 +293,10 @@ def _report_simulation(args: argparse.Namespace, inputs, result, collective, chu
                        k: int, policy_name: str, intra: str | None, wall_s: float,
                        chunks_text: str | None = None) -> int:
     """Print a simulation (text or ``--json``) and write its outputs."""
+    from themis.timing import timing_meaning
+
     m = result.metrics
-    if args.timing in ("astra-sim-1.0", "astra-sim-2") \
-            and m.makespan_ns < m.ideal_ns * (1 - 1e-9):
+    if timing_meaning(args.timing).below_ideal and m.makespan_ns < m.ideal_ns * (1 - 1e-9):
         sys.stderr.write(below_ideal_note(m.bw_utilization, args.timing) + "\n")
     intra = intra or result.schedule.meta.get("intra", "fifo")
     choice = result.schedule.meta.get("policy_choice")

@@ -177,11 +177,15 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
                         ("--compute-scale", args.compute_scale)):
         if value is not None and not 0 < value < float("inf"):
             raise InputError("must be a positive number", flag, value)
-    if args.timing == "astra-sim-2":
-        raise InputError("training iterations are not modelled under the astra-sim-2 timing "
+    from themis.timing import timing_meaning, timing_names
+
+    if args.timing is not None and args.timing in timing_names() \
+            and not timing_meaning(args.timing).training:
+        ok = " or ".join(t for t in timing_names() if timing_meaning(t).training)
+        raise InputError(f"training iterations are not modelled under the {args.timing} timing "
                          "yet (ASTRA-sim 2.x runs Chakra traces, not these 1.0 workload files; "
-                         "it times single collectives with themis simulate): use "
-                         "astra-sim-1.0 or alpha-beta", "--timing", args.timing)
+                         f"it times single collectives with themis simulate): use {ok}",
+                         "--timing", args.timing)
     check_output(args.timeline, "--timeline", figure=True)
     check_output(args.gantt, "--gantt", figure=True)
     values = {"passes": args.passes, "policy": args.policy, "intra": args.intra,

@@ -189,14 +189,16 @@ def _positive_ints(table: dict[str, Any], key: str, g: str, file: str,
 
 def _timings(table: dict[str, Any], g: str, file: str) -> list[str]:
     from reports.methods import canonical_timing
+    from themis.timing import timing_meaning, timing_names
 
     out: list[str] = []
     for i, v in enumerate(items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING])):
         key = f"{g}.timing[{i}]"
         name = canonical_timing(v, key, file)
-        if name not in ("astra-sim-1.0", "alpha-beta"):
-            raise InputError("training iterations run under astra-sim-1.0 or alpha-beta "
-                             "(as themis train)", key, v, file)
+        if not timing_meaning(name).training:
+            ok = ", ".join(t for t in timing_names() if timing_meaning(t).training)
+            raise InputError(f"training iterations run under {ok} (as themis train)",
+                             key, v, file)
         if name not in out:
             out.append(name)
     return out

@@ -44,8 +44,8 @@ from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.dims import TRANSFORMERS, logical_network
 from themis.training.loops import drive
 from themis.training.runner import Run
-from themis.training.shapes import ASTRA, CollectiveShapes
-from themis.training.simulate import _Timings, scale_workload, simulate_training
+from themis.training.shapes import CollectiveShapes
+from themis.training.simulate import KindTimings, scale_workload, simulate_training
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import Workload
@@ -96,7 +96,7 @@ class _Setup:
     wl: Workload
     lnet: Network
     cfg: TrainingConfig
-    timings: _Timings
+    timings: KindTimings
     b: int
     astra: bool
 
@@ -104,12 +104,14 @@ class _Setup:
 def _setup(workload: Workload, network: Network, cfg: TrainingConfig) -> _Setup:
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
     lnet, b, split = logical_network(network, group)
-    return _Setup(scale_workload(workload, cfg), lnet, cfg, _Timings(cfg, lnet, split), b,
-                  cfg.timing == ASTRA)
+    return _Setup(scale_workload(workload, cfg), lnet, cfg, KindTimings(cfg, lnet, split), b,
+                  cfg.run_kind.astra_events)
 
 
 def _engine(s: _Setup) -> Engine:
-    return Engine(s.lnet, s.timings, "fifo", s.cfg.active_chunks, s.cfg.boost_mode, s.astra)
+    kind = s.cfg.run_kind
+    return Engine(s.lnet, s.timings, kind.priority_queue("fifo"), s.cfg.active_chunks,
+                  kind.rules())
 
 
 def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
@@ -128,7 +130,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                          "k > 1); use --timing astra-sim-1.0 or k = 1",
                          "active-chunks-per-dimension", k)
     engine = _engine(s)
-    alts = Alternatives(engine, s.astra, cfg.local_bw_aware)
+    alts = Alternatives(engine, cfg.run_kind)
     shapes = CollectiveShapes(s.wl, s.lnet, s.b, cfg)
     found: list[tuple[str, list[int], tuple[int, ...], int]] = []  # kind, sizes, dims, layer
 

@@ -131,8 +131,12 @@ def test_chunking_all_chunks_of_floor_size() -> None:
     # S = 10^8 in 3 splits: 4 chunks of 33,333,333 bytes (the last one not shortened).
     run = tm.chunked(Collective("all-reduce", 10**8, 3))
     assert run.chunk_sizes() == [33333333] * 4
-    # Tiny sizes: the chunk is raised to the 32 NPUs, ceil(100 / 32) = 4 chunks.
-    assert tm.chunked(Collective("all-reduce", 100, 16)).chunk_sizes() == [32] * 4
+    # Tiny sizes: c = 100 // 16 = 6 < 32 NPUs, so Sys::determine_chunk_size raises the
+    # chunk to 32 and rewrites S (taken by reference) to 16 x 32 = 512: exactly 16 chunks
+    # of 32 bytes (issue 22, deviation 4; the project used to run ceil(100 / 32) = 4).
+    tiny = tm.chunked(Collective("all-reduce", 100, 16))
+    assert tiny.chunk_sizes() == [32] * 16 and tiny.size_bytes == 512
+    assert tm.chunked(tiny) == tiny
     # ... but not for an all-gather: 64 KiB output, 2 KiB shard in 64 splits of 32 bytes.
     ag = tm.chunked(Collective("all-gather", 65536, 64))
     assert ag.chunk_sizes() == [32 * 32] * 64

@@ -15,9 +15,9 @@
 """
 
 from themis.engine.loop import EventLoop
-from themis.engine.online import Engine, make_engine, priority_discipline
+from themis.engine.online import Engine
 from themis.engine.resources import Exclusive, Shared
 from themis.engine.rules import Rules, ServeOrder
 
-__all__ = ["Engine", "EventLoop", "Exclusive", "Rules", "ServeOrder", "Shared", "make_engine",
-           "priority_discipline"]
+__all__ = ["Engine", "EventLoop", "Exclusive", "Rules", "ServeOrder", "Shared",
+]

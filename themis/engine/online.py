@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 
-from themis.disciplines import canonical_intra, make_discipline
+from themis.disciplines import make_discipline
 from themis.engine.loop import EventLoop
 from themis.engine.rules import Rules
 from themis.plans import Plan
@@ -21,47 +21,28 @@ from themis.stages import Block, StageTable
 from themis.timing.base import Timing
 from topologies.network import Network
 
-#: The discipline a name runs as when stages carry collective priorities (ASTRA-sim
-#: 1.0's lists, :mod:`themis.disciplines.priority`); other names run as they are.
-_PRIORITY_DISCIPLINES = {"fifo": "fifo-priority"}
-_ASTRA_PRIORITY_DISCIPLINES = {"scf": "astra-scf-priority"}
-
-
-def priority_discipline(intra: str, astra: bool) -> str:
-    """The discipline ``intra`` runs as with collective priorities: FIFO keeps
-    ASTRA-sim's priority order; SCF under ``astra-sim-1.0`` its SmallestFirst list."""
-    key = canonical_intra(intra)
-    if key in _PRIORITY_DISCIPLINES:
-        return _PRIORITY_DISCIPLINES[key]
-    if astra and key in _ASTRA_PRIORITY_DISCIPLINES:
-        return _ASTRA_PRIORITY_DISCIPLINES[key]
-    return key
-
 
 class Engine(EventLoop):
     """The event loop of collectives issued while it runs (one NPU's view, model.md §2).
 
-    ``timings`` gives the timing model of each collective kind; ``intra`` runs
-    as :func:`priority_discipline` makes it; ``tie_by_dim`` is ASTRA's boost
-    mode (same-time stage ends by dimension, else by start order, after the
-    final-message rule); with ``shared`` a dimension's sending stages share its
-    bandwidth (k > 1 under a timing that shares it). Per stage it records the
+    ``timings`` gives the timing model of each collective kind; ``queue`` is the
+    discipline every dimension runs (with collective priorities:
+    :meth:`themis.runkind.RunKind.priority_queue`); ``rules`` the event orders
+    (:meth:`themis.runkind.RunKind.rules`); with ``shared`` a dimension's sending
+    stages share its bandwidth (k > 1 under a timing that shares it). Per stage it records the
     collective (``coll``) and chunk (``chunk``); per collective its issue time,
     end and chunks still running.
     """
 
-    def __init__(self, network: Network, timings: Mapping[str, Timing], intra: str,
-                 active_chunks: int, tie_by_dim: bool, astra: bool,
-                 shared: bool = False) -> None:
+    def __init__(self, network: Network, timings: Mapping[str, Timing], queue: str,
+                 active_chunks: int, rules: Rules, shared: bool = False) -> None:
         table = StageTable()
         bandwidth = [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None
-        super().__init__(table, network.ndims, active_chunks, Rules.astra(tie_by_dim),
-                         bandwidth, growing=True)
+        super().__init__(table, network.ndims, active_chunks, rules, bandwidth, growing=True)
         self.network = network
         self.timings = timings
-        self.tie_by_dim = tie_by_dim
         self.prio = table.priority
-        self.intra = priority_discipline(intra, astra)
+        self.intra = queue
         self.queues = [make_discipline(self.intra, table) for _ in range(self.ndims)]
         self.coll: list[int] = []
         self.chunk: list[int] = []
@@ -129,9 +110,3 @@ class Engine(EventLoop):
         if self.pending[cid] == 0:
             self.coll_end[cid] = t
             self.done_cb[cid](cid, t)
-
-
-def make_engine(network: Network, timings: Mapping[str, Timing], intra: str,
-                active_chunks: int, tie_by_dim: bool, astra: bool, shared: bool) -> Engine:
-    """An :class:`Engine`; with ``shared`` its stages share each dimension's bandwidth."""
-    return Engine(network, timings, intra, active_chunks, tie_by_dim, astra, shared)

@@ -10,6 +10,8 @@ below are imported here, so every bundled model is registered on import.
 from themis.timing import alpha_beta, astra2, astra10  # noqa: F401  (registers the models)
 from themis.timing.base import (
     PHASES,
+    PLAIN_MEANING,
+    Meaning,
     StageCost,
     StagePhase,
     Timing,
@@ -18,11 +20,14 @@ from themis.timing.base import (
     make_timing,
     register_timing,
     resolve_algorithms,
+    timing_meaning,
     timing_names,
 )
 
 __all__ = [
     "PHASES",
+    "PLAIN_MEANING",
+    "Meaning",
     "StageCost",
     "StagePhase",
     "Timing",
@@ -31,5 +36,6 @@ __all__ = [
     "make_timing",
     "register_timing",
     "resolve_algorithms",
+    "timing_meaning",
     "timing_names",
 ]

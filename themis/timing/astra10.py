@@ -23,17 +23,25 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar
 
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
+from themis.timing.base import (
+    Meaning,
+    StageCost,
+    direct_all_reduce_ns,
+    phase_bytes,
+    register_timing,
+    whole_bytes,
+)
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 
 if TYPE_CHECKING:  # pragma: no cover
     from fractions import Fraction
 
+    from themis.collective import Collective
+
 #: Name the model is registered under.
 NAME = "astra-sim-1.0"
 
-MiB = 1048576
 #: Bytes per ns of 1 GB/s: ASTRA-sim's "GB" is 2^30 bytes.
 _GB = 1 << 30
 _NS_PER_S = 10**9
@@ -90,9 +98,32 @@ class _Dim:
     latency: float
     nic: float  # 2 * nic-latency of this dimension
     router: float  # its router-latency on a Switch, else 0
+    #: BW in bytes/ns as ASTRA-sim computes it in double precision: the link bandwidth
+    #: X (GB/s) as ``(double)X * (1 << 30) / 1e9``, then times the scalar.
+    bw: float = 0.0
 
 
-@register_timing(NAME)
+#: What a run under ASTRA-sim 1.0 means (``Sys::generate_collective``, its queues,
+#: its same-tick order and float sizes; workloads.md §4).
+MEANING = Meaning(
+    own_policies=frozenset({"baseline", "themis", "round-robin"}),
+    system_shapes=True,
+    queues=(("scf", "astra-scf"),),
+    priority_queues=(("fifo", "fifo-priority"), ("scf", "astra-scf-priority")),
+    input_chunking=True,
+    event_order="astra",
+    float32=True,
+    direct_all_to_all_only=True,
+    boost_mode=True,
+    runner="astra-1.0",
+    disciplines=("fifo", "scf"),
+    below_ideal="the astra-sim-1.0 timing, like ASTRA-sim 1.0's analytical backend, is "
+                "congestion-free: direct on a Ring sends to every peer at once, each message "
+                "at the full link bandwidth",
+)
+
+
+@register_timing(NAME, MEANING)
 @dataclass(frozen=True)
 class AstraSim10Timing:
     """ASTRA-sim 1.0 analytical backend timing (timing.md), whole ns.
@@ -138,8 +169,9 @@ class AstraSim10Timing:
             # HierarchicalTopology::send charges the message's own dimension's entries.
             nic = 2 * net.nic_latency(i)
             router = net.router_latency(i) if d.kind == "Switch" else 0.0
+            bw = float(lb) * float(_GB) / 1e9 * float(scalar)
             dims.append(_Dim(d.kind, n, k, algo, _NS_PER_S * lb.denominator,
-                             scalar * lb.numerator * _GB, d.latency_ns, nic, router))
+                             scalar * lb.numerator * _GB, d.latency_ns, nic, router, bw))
         object.__setattr__(self, "_dims", tuple(dims))
 
     # -- building blocks ---------------------------------------------------------
@@ -152,11 +184,18 @@ class AstraSim10Timing:
         return 1
 
     def _message(self, dm: _Dim, m: int, s: int) -> tuple[int, int]:
-        """N(m, s) and its serialization part floor(m / BW)."""
-        ser = m * dm.bw_num // dm.bw_den
-        # An int accumulates each term, so every addition truncates (send()).
+        """N(m, s) and its serialization part, in ASTRA-sim's operation order.
+
+        ``HierarchicalTopology::send`` accumulates into an ``int``: the link latency
+        (hops x L) truncated, then ``+= m / BW`` with the division in double precision
+        (``Topology::serializationLatency``; BW is a double, see :class:`_Dim`) and the
+        sum truncated, then ``+= 2 * nic`` and the router's latency, each truncated. The
+        double division can land one unit below an exact integer (e.g. 128 MiB or more
+        at 64-256 GB/s), which the truncation keeps (issue 22, deviation 2)."""
+        ser_f = float(m) / dm.bw
         t = math.floor(dm.latency * self._hops(dm, s))
-        t = t + ser
+        t = math.floor(float(t) + ser_f)
+        ser = math.floor(ser_f)
         t = math.floor(t + dm.nic)
         if dm.router:
             t = math.floor(t + dm.router)
@@ -166,7 +205,7 @@ class AstraSim10Timing:
         """N*(m): the slowest of the n - 1 parallel messages."""
         return max(self._message(dm, m, s) for s in range(1, dm.n))
 
-    def direct_all_reduce(self, dm: _Dim, m: int, red: int) -> tuple[float, int]:
+    def direct_all_reduce(self, dm: _Dim, m: int, red: int) -> tuple[float, float]:
         """A direct all-reduce stage of messages of ``m`` bytes: its time and its final
         message's time, from ASTRA-sim's packet flow (``AllToAll.cc``, ``Ring.cc``).
 
@@ -181,21 +220,8 @@ class AstraSim10Timing:
         single-collective ASTRA-sim 1.0 runs: Ring 4-16, 1-100 ns per hop,
         endpoint delay 1-40 ns, with and without R).
         """
-        d = self.endpoint_delay_ns
         msgs = [self._message(dm, m, s)[0] for s in range(1, dm.n)]
-        arrivals = sorted(d + t for t in msgs)
-        last_arrival = arrivals[-1]
-        sends: list[float] = []
-        free = 0
-        for done in (a + d + red for a in arrivals):
-            free += 1
-            if done >= last_arrival:
-                while free and len(sends) < len(msgs):
-                    sends.append(done)
-                    free -= 1
-        ends = [t + msgs[k] for k, t in enumerate(sends)]
-        last = max(range(len(ends)), key=ends.__getitem__)
-        return ends[last] + d, msgs[last]
+        return direct_all_reduce_ns(msgs, self.endpoint_delay_ns, red)
 
     # -- the Timing protocol -----------------------------------------------------
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:
@@ -304,6 +330,34 @@ class AstraSim10Timing:
         if phase == "AG":
             return float(self._message(dm, d << (k - 1), 1)[0])
         return float(self._message(dm, d // 2, 1)[0])
+
+    def chunked(self, collective: Collective) -> Collective:
+        """The collective ASTRA-sim 1.0 runs for ``collective`` (issue 22, deviation 3).
+
+        ``Sys::generate_collective`` streams each NPU's input in chunks of
+        c = floor(S / splits) while bytes remain, the last one the rest: n = floor(S / c)
+        chunks of c and one of S mod c. As the project's collective that is ``n`` splits
+        of S (floor(S / n) = c always, since n >= splits). An all-gather's input is its
+        shard S / N, so its chunks are N times the shard's; that is the project's
+        collective with n splits when N x (shard mod c) < n (always when the shard
+        divides evenly), else the collective is returned as it is (the remainder chunk
+        then differs by under N x c bytes; left out). A collective too small for its
+        splits (c = 0) is returned as it is."""
+        from themis.collective import Collective
+
+        size, splits = collective.size_bytes, collective.chunks
+        if collective.kind == "all-gather":
+            npus = math.prod(self.network.dims[i].npus for i in self.network.active_dims)
+            shard = size // npus
+            c = shard // splits
+            if c == 0 or shard * npus != size:
+                return collective
+            n, rest = divmod(shard, c)
+            return Collective(collective.kind, size, n) if npus * rest < n else collective
+        c = size // splits
+        if c == 0:
+            return collective
+        return Collective(collective.kind, size, size // c)
 
     def all_gather_input(self, chunk_bytes: float) -> float:
         """ASTRA's all-gather size is each NPU's shard: chunk // N."""

@@ -29,7 +29,14 @@ from typing import ClassVar
 
 from themis.collective import Collective
 from themis.plans import PlanShape
-from themis.timing.base import StageCost, phase_bytes, register_timing, whole_bytes
+from themis.timing.base import (
+    Meaning,
+    StageCost,
+    direct_all_reduce_ns,
+    phase_bytes,
+    register_timing,
+    whole_bytes,
+)
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -57,7 +64,18 @@ class _Dim:
     beta: float  # bytes per ns
 
 
-@register_timing(NAME)
+#: What a run under ASTRA-sim 2.x means: its own baseline (ascending dimensions, an
+#: all-gather descending), the plan shapes of ``collective-optimization`` as 1.0
+#: (timing.md §5); chunking is the timing's own (:meth:`AstraSim2Timing.chunked`).
+MEANING = Meaning(
+    own_policies=frozenset({"baseline"}), system_shapes=True, training=False,
+    runner="astra-2",
+    below_ideal="the astra-sim-2 timing, like ASTRA-sim 2.x's analytical backend, is "
+                "congestion-free: every message gets the dimension's full bandwidth (direct "
+                "sends its n - 1 at once, active chunks do not share)")
+
+
+@register_timing(NAME, MEANING)
 @dataclass(frozen=True)
 class AstraSim2Timing:
     """ASTRA-sim 2.x analytical (congestion-unaware) timing, whole ns (module docstring).
@@ -186,7 +204,11 @@ class AstraSim2Timing:
                     dur = 2 * d + msg + red
                     wire = part / beta
                 else:
-                    dur = 3 * d + 2 * msg + red
+                    # AllToAll::run, as in 1.0: round 2 starts at the first processing
+                    # end after the last arrival (on a Ring before the farthest packet
+                    # is processed).
+                    per_partner = [self._n(dm, part, s) for s in range(1, n)]
+                    dur = direct_all_reduce_ns(per_partner, d, red)[0]
                     wire = 2 * part / beta
         else:  # halvingDoubling, n = 2^k
             k = dm.k
@@ -224,8 +246,10 @@ class AstraSim2Timing:
         """The collective ASTRA-sim 2.x really runs for ``collective`` (timing.md §5).
 
         2.x cuts S (for an all-gather each NPU's shard, S // N) into chunks of
-        ``c = floor(S / splits)``, raised to the NPU count N when smaller (not for an
-        all-gather), and runs ``ceil(S / c)`` chunks, *all* of size c. The result is
+        ``c = floor(S / splits)`` and runs ``ceil(S / c)`` chunks, *all* of size c;
+        when c is below the NPU count N (not for an all-gather) ``Sys::
+        determine_chunk_size`` raises it to N and rewrites S = splits x N, so exactly
+        ``splits`` chunks of N bytes run. The result is
         the project's collective with exactly those chunks (its size the chunks' sum,
         for an all-gather times N), so policies, the simulator and the checker see
         2.x's chunks; a collective already chunked this way is returned unchanged.
@@ -246,6 +270,10 @@ def astra2_chunking(collective: Collective, network: Network) -> tuple[int, int]
                              f"{npus} NPUs) into chunks of 0 bytes", "chunks", splits)
         count = -(-shard // c)
         return count * c * npus, count
-    c = max(collective.size_bytes // splits, npus)
+    c = collective.size_bytes // splits
+    if c < npus:
+        # Sys::determine_chunk_size raises the chunk to N and, taking the size by
+        # reference, rewrites S = splits x N: exactly `splits` chunks of N bytes.
+        return splits * npus, splits
     count = -(-collective.size_bytes // c)
     return count * c, count

@@ -65,8 +65,94 @@ class Timing(Protocol):
     # it (or returning 0) keeps the engine's tie order.
 
 
+def direct_all_reduce_ns(msgs: Sequence[float], d: float, red: float) -> tuple[float, float]:
+    """A direct all-reduce stage from ASTRA-sim's packet flow (``AllToAll::run``, the same
+    code in 1.0 and 2.x): its duration and its final message's time.
+
+    ``msgs[s - 1]`` is the message time to the partner ``s`` steps away. Round 1 sends
+    the n - 1 messages at ``d`` (the endpoint delay); each arrival is processed ``d +
+    red`` later. The first processing end at or after the last arrival starts round 2,
+    and every processing end from then on sends one round-2 message (as many at once as
+    have been processed), to partners in ring order 1, 2, ..., n - 1; the stage ends
+    ``d`` after the last round-2 arrival. With every partner equally far this is
+    ``3d + 2 N*(m) + red``; on a Ring round 2 can start before the farthest packet is
+    processed."""
+    arrivals = sorted(d + t for t in msgs)
+    last_arrival = arrivals[-1]
+    sends: list[float] = []
+    free = 0
+    for done in (a + d + red for a in arrivals):
+        free += 1
+        if done >= last_arrival:
+            while free and len(sends) < len(msgs):
+                sends.append(done)
+                free -= 1
+    ends = [t + msgs[k] for k, t in enumerate(sends)]
+    last = max(range(len(ends)), key=ends.__getitem__)
+    return ends[last] + d, msgs[last]
+
+
 TimingFactory = Callable[..., Timing]
 _REGISTRY: dict[str, TimingFactory] = {}
+
+
+@dataclass(frozen=True)
+class Meaning:
+    """What a run under a timing model means, beyond its stage costs: the rules a
+    simulator whose behaviour the timing reproduces applies. A timing's registry entry
+    names its meaning (:func:`register_timing`); :class:`themis.runkind.RunKind` is
+    the one place that reads it, so no other module compares timing names.
+
+    ``own_policies``: policies that run as the simulator's own variant
+    (``make_policy(name, astra=True)``: ASTRA-sim's baseline, Themis, round-robin);
+    ``system_shapes``: the all-reduce plan shape follows the system file's
+    ``collective-optimization`` (ASTRA-sim's ``Sys::generate_collective``); else every
+    all-reduce runs RS then AG; ``queues``: disciplines offered -> the discipline the
+    run queues with (ASTRA-sim 1.0's SmallestFirst list for ``scf``);
+    ``priority_queues``: the same with collective priorities (training);
+    ``input_chunking``: each NPU's input is cut into chunks of floor(S / C) while bytes
+    remain (``Sys::generate_collective``), else C chunks plus a remainder;
+    ``event_order``: ``"astra"`` (ASTRA-sim 1.0's same-tick order: the old dimension
+    is served before the next, final-message ties) or ``"simulator"``;
+    ``float32``: sizes and scales are C floats (ASTRA-sim 1.0's workload layer);
+    ``direct_all_to_all_only``: only the direct all-to-all is reproduced;
+    ``boost_mode``: the system file's ``boost-mode`` orders same-time stage ends by
+    dimension (ASTRA-sim 1.0); elsewhere ends of one time go by start order;
+    ``training``: whether ``train`` runs under it; ``runner``: the system-file runner
+    that applies the reproduced simulator's policies, plans and defaults (``"astra-1.0"``:
+    :func:`themis.astra_run.simulate_astra`, ``"astra-2"``:
+    :func:`themis.astra2_run.simulate_astra2`; empty: the plain simulator);
+    ``disciplines``: the disciplines policies run with (``None``: every registered one);
+    ``below_ideal``: why a makespan can beat the bandwidth bound under this timing
+    (a congestion-free backend), printed when it does.
+    """
+
+    own_policies: frozenset[str] = frozenset()
+    system_shapes: bool = False
+    queues: tuple[tuple[str, str], ...] = ()
+    priority_queues: tuple[tuple[str, str], ...] = (("fifo", "fifo-priority"),)
+    input_chunking: bool = False
+    event_order: str = "simulator"
+    float32: bool = False
+    direct_all_to_all_only: bool = False
+    boost_mode: bool = False
+    training: bool = True
+    runner: str = ""
+    disciplines: tuple[str, ...] | None = None
+    below_ideal: str = ""
+
+
+#: The meaning of a timing registered without one: the plain simulator's run.
+PLAIN_MEANING = Meaning()
+_MEANINGS: dict[str, Meaning] = {}
+
+
+def timing_meaning(name: str) -> Meaning:
+    """The :class:`Meaning` the timing ``name`` was registered with."""
+    if name not in _REGISTRY:
+        raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
+                         "timing", name)
+    return _MEANINGS.get(name, PLAIN_MEANING)
 #: Timing models already made, by (name, network, algorithms, endpoint delay): a
 #: timing model is immutable, so repeated simulations of one network share one
 #: (and the stage costs cached on it). Bounded; cleared when a model is registered.
@@ -74,11 +160,14 @@ _MADE: dict[tuple, Timing] = {}
 _MADE_MAX = 256
 
 
-def register_timing(name: str) -> Callable[[TimingFactory], TimingFactory]:
-    """Register a timing factory ``f(network, algorithms, endpoint_delay_ns, **options)``."""
+def register_timing(name: str, meaning: Meaning = PLAIN_MEANING
+                    ) -> Callable[[TimingFactory], TimingFactory]:
+    """Register a timing factory ``f(network, algorithms, endpoint_delay_ns, **options)``
+    with the :class:`Meaning` of a run under it."""
 
     def deco(factory: TimingFactory) -> TimingFactory:
         _REGISTRY[name] = factory
+        _MEANINGS[name] = meaning
         _MADE.clear()
         return factory
 

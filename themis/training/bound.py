@@ -48,13 +48,14 @@ from dataclasses import dataclass
 from themis.engine import Engine
 from themis.highs import LinearModel
 from themis.limits import check_route_enumeration
-from themis.plans import PlanShape, stage_plan
+from themis.plans import stage_plan
 from themis.route_model import chain_rows, count_vars, used_min
+from themis.runkind import RunKind
 from themis.timing.base import StageCost, Timing
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.loops import drive
 from themis.training.runner import Run
-from themis.training.shapes import ASTRA, CollectiveShapes
+from themis.training.shapes import CollectiveShapes
 from topologies.network import Network
 from topologies.workload import Workload
 
@@ -81,19 +82,10 @@ class Alternatives:
     """Every alternative of a chunk (kind, dimensions, size), measured with the run's
     stage costs (the timing models') and cached."""
 
-    def __init__(self, engine: Engine, astra: bool, local_bw_aware: bool) -> None:
+    def __init__(self, engine: Engine, kind: RunKind) -> None:
         self.engine = engine
-        # The all-reduce shapes the run can execute (themis.training.planner): under
-        # astra-sim-1.0 with collective-optimization baseline every all-reduce runs whole
-        # on every dimension, whatever the policy (Sys::generate_collective); with
-        # localBWAware RS/AG or the last dimension's one AR; under alpha-beta RS/AG.
-        if astra and not local_bw_aware:
-            shapes = [PlanShape.AR_PER_DIM]
-        elif astra:
-            shapes = [PlanShape.RS_AG, PlanShape.LOCAL_BW_AWARE]
-        else:
-            shapes = [PlanShape.RS_AG]
-        self.shapes = shapes
+        #: The all-reduce shapes the run can execute (:meth:`RunKind.shapes`).
+        self.shapes = list(kind.shapes())
         self.bw = [d.bandwidth_bytes_per_ns for d in engine.network.dims]
         self._costs: dict[tuple[str, str, int, float], StageCost] = {}
         self._memo: dict[tuple[str, tuple[int, ...], float], list[Alternative]] = {}
@@ -311,10 +303,10 @@ def replay_issues(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
                   ) -> tuple[list[Replayed], float, WindowBound]:
     """Step 2 for the (scaled) workload ``wl``: every collective's earliest issue time,
     the replay's end, and the :class:`WindowBound` of the run's stage costs."""
-    astra = cfg.timing == ASTRA
-    engine = Engine(network, timings, "fifo", cfg.active_chunks, cfg.boost_mode, astra)
-    bound = WindowBound(Alternatives(engine, astra, cfg.local_bw_aware), cfg.active_chunks,
-                        shared)
+    kind = cfg.run_kind
+    engine = Engine(network, timings, kind.priority_queue("fifo"), cfg.active_chunks,
+                    kind.rules())
+    bound = WindowBound(Alternatives(engine, kind), cfg.active_chunks, shared)
     shapes = CollectiveShapes(wl, network, b, cfg)
     issued: list[Replayed] = []
 

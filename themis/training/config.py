@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
 
+from themis.runkind import RunKind
 from themis.schedule import Schedule
 from topologies.errors import InputError
 from topologies.system import SystemConfig
@@ -88,6 +89,13 @@ class TrainingConfig:
             raise InputError("expected LIFO or FIFO", "scheduling-policy", self.scheduling_policy)
         object.__setattr__(self, "scheduling_policy", sp)
 
+    @property
+    def run_kind(self) -> RunKind:
+        """What this run means (:class:`~themis.runkind.RunKind`): the timing's rules with
+        the system file's localBWAware, boost mode and endpoint delay."""
+        return RunKind.of(self.timing, local_bw_aware=self.local_bw_aware,
+                          boost_mode=self.boost_mode, endpoint_delay_ns=self.endpoint_delay_ns)
+
     def algorithms_for(self, kind: str) -> tuple[str, ...] | None:
         """Per-physical-dimension algorithms of a collective kind (``None``: defaults)."""
         return {
@@ -119,7 +127,7 @@ class TrainingConfig:
         if system.from_file:
             system = system.with_astra_defaults()
             system.require("scheduling-policy")
-            if given.get("timing", cls.timing) == "astra-sim-1.0":
+            if RunKind.of(given.get("timing", cls.timing)).meaning.system_shapes:
                 system.require("collective-optimization")
             if "chunks" not in given:
                 system.require("preferred-dataset-splits")

@@ -35,6 +35,7 @@ from themis.highs import LinearModel
 from themis.plans import Plan, PlanShape
 from themis.policies.route_mix import interleave
 from themis.route_model import count_vars
+from themis.runkind import RunKind
 from themis.training.bound import Alternatives
 from themis.training.planner import route_of
 from themis.training.routing import Route, register_router
@@ -129,14 +130,14 @@ def interleaved(counts: Sequence[int]) -> list[int]:
 class OnlineMix:
     """The router of the module docstring, one per run."""
 
-    def __init__(self, network: Network, engine: Engine, astra: bool, local_bw_aware: bool,
+    def __init__(self, network: Network, engine: Engine, kind: RunKind,
                  shape: PlanShape, future_ns: Sequence[Sequence[float]] | None = None) -> None:
         self.network, self.engine = network, engine
         #: Optional, per collective (issue order): per dimension the work (ns) that the
         #: collectives issued after it will bring (a planner's forecast), counted as if
         #: it were in flight already.
         self.future_ns = future_ns
-        self.alts = Alternatives(engine, astra, local_bw_aware)
+        self.alts = Alternatives(engine, kind)
         self.k = engine.k
         self._first = 0
         self._options: dict[tuple[str, tuple[int, ...]], list[tuple[Route, Plan]]] = {}

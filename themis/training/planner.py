@@ -26,8 +26,10 @@ from dataclasses import replace
 
 from themis.collective import Collective
 from themis.engine import Engine
-from themis.plans import Plan, PlanShape, stage_plan
-from themis.policies import canonical_policy, is_route, make_policy, parse_route
+from themis.plans import Plan, PlanShape, Route, stage_plan
+from themis.policies import canonical_policy, is_route, parse_route
+from themis.policies.base import InterPolicy, choose
+from themis.runkind import RunKind
 from themis.training.routing import (
     Router,
     RouterFactory,
@@ -37,9 +39,6 @@ from themis.training.routing import (
 )
 from topologies.errors import InputError
 from topologies.network import Network
-
-Route = tuple[int, ...]
-_ASTRA_VARIANTS = {"baseline", "themis", "round-robin"}
 
 
 def masked_network(network: Network, mask: tuple[bool, ...]) -> Network:
@@ -65,10 +64,11 @@ def involved(network: Network, mask: tuple[bool, ...]) -> tuple[int, ...]:
 class Planner:
     """Chooses every chunk's route and stage plan, collective by collective."""
 
-    def __init__(self, network: Network, policy: str, astra: bool, local_bw_aware: bool,
-                 engine: Engine, router: RouterFactory | None = None) -> None:
+    def __init__(self, network: Network, policy: str, kind: RunKind, engine: Engine,
+                 intra: str = "fifo", router: RouterFactory | None = None) -> None:
         self.network = network
-        self.astra = astra
+        self.kind = kind
+        self.intra = intra
         self.engine = engine
         routed = training_key(policy)
         if router is not None:  # a planner's own router: the policy is only its name
@@ -89,35 +89,35 @@ class Planner:
         if self.name == "fixed" and not self.fixed:
             raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
                              "fixed")
+        #: ASTRA-sim state that spans collectives (round-robin's counter, Themis' reset
+        #: tick) is kept where the policy runs as the simulator's own variant.
+        self.own = self.name in ("round-robin", "themis") and kind.own(self.name)
         self.router: Router | None = None
-        if routed is not None or self.name == "fixed":
-            self.policy = None
-        elif astra and self.name in _ASTRA_VARIANTS:
-            self.policy = make_policy(self.name, astra=True)
-        else:
-            self.policy = make_policy(self.name)
-        rs_ag = not astra or self.name not in ("baseline", "round-robin", "fixed")
-        if astra and not local_bw_aware:
-            # Sys::generate_collective: collective-optimization baseline runs a whole
-            # all-reduce on every dimension, whatever the policy (as simulate_astra).
-            self.shape = PlanShape.AR_PER_DIM
-        elif rs_ag:
-            self.shape = PlanShape.RS_AG
-        else:
-            self.shape = PlanShape.LOCAL_BW_AWARE if local_bw_aware else PlanShape.AR_PER_DIM
+        self.policy: InterPolicy | None = None
+        if routed is None and self.name != "fixed":
+            self.policy = kind.policy(self.name)
+        #: The run's all-reduce plan shape for this policy (:meth:`RunKind.shape`); a
+        #: planning policy may choose another per collective.
+        self.shape = kind.shape(self.name)
         if router is not None:
-            self.router = router(network, engine, astra, local_bw_aware, self.shape)
+            self.router = router(network, engine, kind, self.shape)
         elif routed is not None:
-            self.router = make_router(routed, network, engine, astra, local_bw_aware,
-                                      self.shape)
-        self._cache: dict[tuple, list[Route]] = {}
+            self.router = make_router(routed, network, engine, kind, self.shape)
+        self._cache: dict[tuple, tuple[list[Route], PlanShape | None]] = {}
+        self._shapes: dict[tuple[Route, ...], PlanShape] = {}
         self._rr = 0  # ASTRA's round-robin counter (over all dimensions)
         self._tick: float | None = None
         self._tick_shape: tuple | None = None
         self._tick_count = 0
 
     def _policy_routes(self, kind: str, mask: tuple[bool, ...], chunk: int, n: int,
-                       offset: int) -> list[Route]:
+                       offset: int) -> tuple[list[Route], PlanShape | None]:
+        """The policy's routes for ``n`` chunks (from ``offset`` in a same-tick run of
+        Themis), and the plan shape a planning policy chose (``None``: the run's).
+
+        A planning policy (guarded, lb-mix, portfolio) plans through ``plan()`` as
+        ``simulate`` does: under the run's timing (this collective kind's, with the
+        run's endpoint delay and algorithms), its queue, k and :meth:`RunKind.run_model`."""
         key = (kind, mask, chunk, n, offset)
         hit = self._cache.get(key)
         if hit is not None:
@@ -126,31 +126,42 @@ class Planner:
         total = offset + n
         npus = math.prod(d.npus for d in view.dims) if kind == "all-gather" else 1
         coll = Collective(kind, max(chunk, 1) * npus * total, total)
-        routes = [tuple(r) for r in self.policy.routes(coll, view)][offset:]  # type: ignore[union-attr]
+        assert self.policy is not None
+        shape: PlanShape | None = None
+        if hasattr(self.policy, "plan"):
+            run = self.kind.run_model(coll, view, self.name)
+            choice = choose(self.policy, coll, view, self.engine.timings[kind], (self.intra,),
+                            self.engine.k, run)
+            got = [tuple(r) for r in choice.routes]
+            shape = choice.shape
+        else:
+            got = [tuple(r) for r in self.policy.routes(coll, view)]
+        routes = got[offset:]
         want = sorted(view.active_dims)
         for r in routes:
             if sorted(r) != want:
                 raise InputError(f"policy {self.name} produced a route that is not a "
                                  f"permutation of {want}", "route", r)
-        self._cache[key] = routes
-        return routes
+        self._cache[key] = (routes, shape)
+        return routes, shape
 
     def routes(self, kind: str, mask: tuple[bool, ...], chunk: int, n: int,
-               now: float) -> list[Route]:
-        """One route per chunk for a collective issued at ``now``."""
+               now: float) -> tuple[list[Route], PlanShape | None]:
+        """One route per chunk for a collective issued at ``now``, and the all-reduce
+        plan shape a planning policy chose for them (``None``: the run's)."""
         dims = involved(self.network, mask)
         if kind == "all-to-all":
-            if self.astra and self.name == "round-robin":
-                return self._rotated(dims, n, reverse=False)
-            return [dims] * n
+            if self.own and self.name == "round-robin":
+                return self._rotated(dims, n, reverse=False), None
+            return [dims] * n, None
         if self.name == "fixed":
             keep = set(dims)
             return [tuple(d for d in self.fixed[k % len(self.fixed)] if d in keep)
-                    for k in range(n)]
-        if self.astra and self.name == "round-robin":
-            return self._rotated(dims, n, reverse=kind == "all-gather")
+                    for k in range(n)], None
+        if self.own and self.name == "round-robin":
+            return self._rotated(dims, n, reverse=kind == "all-gather"), None
         offset = 0
-        if self.astra and self.name == "themis":
+        if self.own and self.name == "themis":
             shape = (kind, mask, chunk)
             if now == self._tick and shape == self._tick_shape:
                 offset = self._tick_count
@@ -173,8 +184,8 @@ class Planner:
                     raise InputError(f"policy {self.name} produced a route that is not a "
                                      f"permutation of {want}", "route", r)
             return routes, plans if plans is not None else self.plans(kind, routes)
-        routes = self.routes(kind, mask, sizes[0], len(sizes), now)
-        return routes, self.plans(kind, routes)
+        routes, shape = self.routes(kind, mask, sizes[0], len(sizes), now)
+        return routes, self.plans(kind, routes, shape)
 
     def note_issue(self, now: float) -> None:
         """A collective (possibly an empty one) was issued at ``now``: Themis' reset tick."""
@@ -196,11 +207,13 @@ class Planner:
             self._rr = (r + 1) % nd
         return out
 
-    def plans(self, kind: str, routes: list[Route]) -> list[Plan]:
-        """Every chunk's (phase, dim) sequence."""
+    def plans(self, kind: str, routes: list[Route], shape: PlanShape | None = None
+              ) -> list[Plan]:
+        """Every chunk's (phase, dim) sequence (an all-reduce's of ``shape``, default the
+        run's shape for this policy)."""
         if kind == "all-to-all":
             return [stage_plan(kind, r) for r in routes]
-        shape = self.shape if kind == "all-reduce" else PlanShape.RS_AG
+        shape = (shape or self.shape) if kind == "all-reduce" else PlanShape.RS_AG
         cache: dict[Route, Plan] = {}
         out = []
         for r in routes:

@@ -24,13 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from themis.plans import Plan, PlanShape
+from themis.plans import Plan, PlanShape, Route
 from topologies.network import Network
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.engine import Engine
+    from themis.runkind import RunKind
 
-Route = tuple[int, ...]
 
 
 class Router(Protocol):
@@ -43,7 +43,7 @@ class Router(Protocol):
         ...
 
 
-RouterFactory = Callable[[Network, "Engine", bool, bool, PlanShape], Router]
+RouterFactory = Callable[[Network, "Engine", "RunKind", PlanShape], Router]
 _ROUTERS: dict[str, RouterFactory] = {}
 #: ``planner(workload, network, config, bound, progress) -> TrainingResult``.
 IterationPlanner = Callable[..., Any]
@@ -92,10 +92,10 @@ def training_key(name: object) -> str | None:
     return key if key in _ROUTERS or key in _PLANNERS else None
 
 
-def make_router(name: str, network: Network, engine: Engine, astra: bool,
-                local_bw_aware: bool, shape: PlanShape) -> Router:
-    """A new router ``name`` for one run."""
-    return _ROUTERS[name](network, engine, astra, local_bw_aware, shape)
+def make_router(name: str, network: Network, engine: Engine, kind: RunKind,
+                shape: PlanShape) -> Router:
+    """A new router ``name`` for one run of kind ``kind`` (its plan shape ``shape``)."""
+    return _ROUTERS[name](network, engine, kind, shape)
 
 
 def iteration_planner(name: object) -> IterationPlanner | None:

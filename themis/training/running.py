@@ -21,11 +21,12 @@ from themis.plans import Plan, PlanShape
 from themis.timing.astra10 import themis_bandwidth
 from themis.training.routing import register_router
 from topologies.network import Network
+from topologies.units import MiB
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.engine import Engine
+    from themis.runkind import RunKind
 
-MiB = float(1 << 20)
 THRESHOLD_DIVISOR = 16
 
 
@@ -65,7 +66,7 @@ class RunningThemis:
     """The router: :func:`running_themis_routes` from the engine's in-flight bytes; the
     run's plan shape."""
 
-    def __init__(self, network: Network, engine: Engine, astra: bool, local_bw_aware: bool,
+    def __init__(self, network: Network, engine: Engine, kind: RunKind,
                  shape: PlanShape) -> None:
         self.network, self.engine = network, engine
 

@@ -6,7 +6,7 @@ bound (:mod:`themis.training.bound`).
 
 from __future__ import annotations
 
-from themis.schedule import astra_chunk_sizes
+from themis.runkind import RunKind
 from themis.training.config import Phase, TrainingConfig
 from themis.training.dims import dimension_mask
 from themis.training.planner import involved
@@ -15,24 +15,18 @@ from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Workload
 
-ASTRA = "astra-sim-1.0"
 KINDS = {CommType.ALLREDUCE: "all-reduce", CommType.ALLGATHER: "all-gather",
          CommType.REDUCESCATTER: "reduce-scatter", CommType.ALLTOALL: "all-to-all"}
 
 
-def chunk_sizes(size: int, chunks: int, astra: bool, where: str) -> list[int]:
-    """ASTRA-sim's chunking (chunks of S // C while bytes remain) or the project's
-    (C chunks of S // C plus one remainder chunk)."""
+def chunk_sizes(size: int, chunks: int, kind: RunKind, where: str) -> list[int]:
+    """The run's chunking (:meth:`RunKind.chunk_sizes`); a collective smaller than the
+    chunk count is refused."""
     c = size // chunks
     if c == 0:
         raise InputError(f"{where}: a collective of {size} bytes cannot be cut into {chunks} "
                          "chunks (ASTRA-sim 1.0 never ends on it)", "chunks", chunks)
-    if astra:
-        return astra_chunk_sizes(size, chunks)
-    sizes = [c] * chunks
-    if size - c * chunks:
-        sizes.append(size - c * chunks)
-    return sizes
+    return kind.chunk_sizes(size, chunks)
 
 
 class CollectiveShapes:
@@ -40,7 +34,7 @@ class CollectiveShapes:
 
     def __init__(self, wl: Workload, lnet: Network, b: int, cfg: TrainingConfig) -> None:
         self.wl, self.lnet, self.b, self.cfg = wl, lnet, b, cfg
-        self.astra = cfg.timing == ASTRA
+        self.kind = cfg.run_kind
         self._masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
 
     def shape(self, run: Run, i: int, phase: Phase, highest: bool
@@ -68,6 +62,6 @@ class CollectiveShapes:
         if not dims:
             return None
         size = getattr(layer, f"{phase}_size_bytes")
-        sizes = chunk_sizes(size, self.cfg.chunks, self.astra,
+        sizes = chunk_sizes(size, self.cfg.chunks, self.kind,
                             f"{wl.file or wl.name}: layer {i} ({layer.name}) {phase}")
         return KINDS[ctype], size, sizes, mask, dims, prio

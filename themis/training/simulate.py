@@ -10,7 +10,7 @@ from functools import partial
 from itertools import repeat
 
 from themis.collective import Collective
-from themis.engine import Engine, make_engine
+from themis.engine import Engine
 from themis.plans import Plan
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
@@ -34,13 +34,13 @@ from themis.training.loops import drive
 from themis.training.planner import Planner, route_of
 from themis.training.routing import RouterFactory, iteration_planner
 from themis.training.runner import Run
-from themis.training.shapes import ASTRA, CollectiveShapes
+from themis.training.shapes import CollectiveShapes
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Layer, Workload
 
 
-class _Timings(dict):
+class KindTimings(dict):
     """Timing models per collective kind, made on first use (each kind has its algorithms)."""
 
     def __init__(self, cfg: TrainingConfig, network: Network, split: int | None) -> None:
@@ -53,7 +53,8 @@ class _Timings(dict):
         if kind == "all-to-all":
             if algos is None:
                 algos = ("direct",) * self.network.ndims
-            if cfg.timing == ASTRA and any(a != "direct" for a in algos):
+            if cfg.run_kind.meaning.direct_all_to_all_only and any(
+                    a != "direct" for a in algos):
                 raise InputError("ASTRA-sim 1.0's all-to-all is reproduced for the direct "
                                  "algorithm only", "all-to-all-implementation", "_".join(algos))
         tm = make_timing(cfg.timing, self.network, algos, cfg.endpoint_delay_ns)
@@ -74,7 +75,7 @@ def check_scales(wl: Workload, cfg: TrainingConfig, comm_field: str = "comm_scal
     CLI passes its flags), its value and the first layer value it takes too far."""
     from topologies.units import MAX_LATENCY_NS, MAX_SIZE_BYTES
 
-    exact = cfg.timing == ASTRA
+    exact = cfg.run_kind.meaning.float32
     for field, scale, cols, limit, what in (
             (comm_field, cfg.comm_scale, _SIZES, MAX_SIZE_BYTES, "1 PiB"),
             (compute_field, cfg.compute_scale, _COMPUTES, MAX_LATENCY_NS,
@@ -97,7 +98,7 @@ def check_scales(wl: Workload, cfg: TrainingConfig, comm_field: str = "comm_scal
 
 def scale_workload(wl: Workload, cfg: TrainingConfig) -> Workload:
     """Compute times and sizes times the scales (float32 under ``astra-sim-1.0``)."""
-    exact = cfg.timing == ASTRA
+    exact = cfg.run_kind.meaning.float32
     cs, ms = cfg.compute_scale, cfg.comm_scale
 
     def one(layer: Layer) -> Layer:
@@ -133,7 +134,7 @@ def prepare(workload: Workload, network: Network, cfg: TrainingConfig
         raise err.in_file(workload.file or workload.name) from None
     check_scales(workload, cfg)
     wl = scale_workload(workload, cfg)
-    timings = _Timings(cfg, lnet, split)
+    timings = KindTimings(cfg, lnet, split)
     shared = cfg.active_chunks > 1 and make_timing(
         cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
     return wl, lnet, b, timings, shared
@@ -169,11 +170,11 @@ def simulate_training(workload: Workload, network: Network,
         planned = iteration_planner(cfg.policy)
         if planned is not None:
             return planned(workload, network, cfg, bound=bound, progress=progress)
-    astra = cfg.timing == ASTRA
+    kind = cfg.run_kind
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
-    engine = make_engine(lnet, timings, cfg.intra, cfg.active_chunks, cfg.boost_mode, astra,
-                         shared)
-    planner = Planner(lnet, cfg.policy, astra, cfg.local_bw_aware, engine, router) \
+    engine = Engine(lnet, timings, kind.priority_queue(cfg.intra), cfg.active_chunks,
+                    kind.rules(shared), shared)
+    planner = Planner(lnet, cfg.policy, kind, engine, cfg.intra, router) \
         if plans is None else None
     shapes = CollectiveShapes(wl, lnet, b, cfg)
     expected = expected_collectives(wl, cfg.passes)
@@ -302,5 +303,5 @@ def _schedule(engine: Engine, lnet: Network, cfg: TrainingConfig, timings: dict[
         local_bw_aware=cfg.local_bw_aware,
         meta={"policy": str(cfg.policy) if not given else "given", "intra": engine.intra},
         spans=[tuple(dims) for _, _, dims, _, _, _ in issued],
-        chunking=ASTRA if cfg.timing == ASTRA else "per-npu",
+        chunking=cfg.run_kind.chunking,
         kind_algorithms=kind_algorithms)
