@@ -17,6 +17,7 @@ from functools import cached_property
 
 from solvers.params import AG_ORDERS
 from themis.instance import Instance
+from themis.limits import check_route_enumeration
 from themis.schedule import Schedule, stage_plan
 from themis.stages import chain
 from topologies.errors import InputError
@@ -68,6 +69,7 @@ class ProblemData:
         self.classes = sorted(set(self.sizes), reverse=True)
         self.class_of = [self.classes.index(s) for s in self.sizes]
         self.class_count = [self.class_of.count(k) for k in range(len(self.classes))]
+        check_route_enumeration(len(self.dims), "the exact model", inst.network.name)
         self.perms = [tuple(p) for p in itertools.permutations(self.dims)]
         free = self.ag_order == "free"
         self.ag_perms = list(self.perms) if free else [tuple(reversed(p)) for p in self.perms]

@@ -27,6 +27,7 @@ from functools import cached_property
 
 from themis.collective import Collective
 from themis.highs import LinearModel
+from themis.limits import check_route_enumeration
 from themis.plans import PlanShape, stage_plan
 from themis.policies.base import Route
 from themis.route_model import chain_rows, count_vars, used_min
@@ -39,7 +40,11 @@ MAX_NODES = 50
 
 
 def all_routes(network: Network) -> list[Route]:
-    """Every permutation of the active dimensions, the baseline route first."""
+    """Every permutation of the active dimensions, the baseline route first.
+
+    Refuses (:func:`themis.limits.check_route_enumeration`) a network with more
+    routes than a route-enumerating method can handle."""
+    check_route_enumeration(len(network.active_dims), "this method", network.name)
     return list(itertools.permutations(network.active_dims))
 
 

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from themis.engine import Engine
 from themis.highs import LinearModel
+from themis.limits import check_route_enumeration
 from themis.plans import stage_plan
 from themis.route_model import chain_rows, count_vars, used_min
 from themis.runkind import RunKind
@@ -91,6 +92,8 @@ class Alternatives:
 
     def plans(self, kind: str, dims: tuple[int, ...]) -> list[tuple[tuple[str, int], ...]]:
         """Every stage plan of a chunk: each route (permutation of ``dims``) and shape."""
+        check_route_enumeration(len(dims), "the training bound and mixes",
+                                self.engine.network.name)
         out = []
         for route in itertools.permutations(dims):
             if kind == "all-to-all":
