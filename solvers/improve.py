@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from solvers.bounds import Bounds, bounds
-from solvers.doubling import split_schedule, splits, with_chunks
+from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.params import SolverParams
 from solvers.result import PROOF_TOL, BoundSource, Result, Status
 from themis.checker import check
@@ -54,7 +54,7 @@ TARGET_GAP = 1e-4
 ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
 PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap",
-                               "chain_dtime_s", "chain_chunks")
+                               "chain_dtime_s", "chain_chunks", "doubling")
 DEFAULT_EVALUATIONS = 2000
 #: Largest chunk count the doubling chain solves with CP-SAT (then splits for C).
 CHAIN_CHUNKS = 32
@@ -65,8 +65,8 @@ _CHAIN_CACHE: dict[tuple[str, float, int], Result] = {}
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
     """A table of :func:`improve` parameters (``evaluations``, ``cpsat_dtime_s``,
-    ``seed``, ``target_gap``), checked: every bad key or value is an
-    :class:`InputError` naming it."""
+    ``seed``, ``target_gap``, ``chain_dtime_s``, ``chain_chunks``, ``doubling``),
+    checked: every bad key or value is an :class:`InputError` naming it."""
     if not isinstance(value, dict):
         raise InputError(f"must be a table ({', '.join(PARAM_KEYS)})", where, value, file)
     for k, v in value.items():
@@ -77,6 +77,9 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         if k in ("evaluations", "seed"):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise InputError("must be an integer >= 0", key, v, file)
+        elif k == "doubling":
+            if not isinstance(v, bool):
+                raise InputError("must be true or false", key, v, file)
         elif k == "chain_chunks":
             if isinstance(v, bool) or not isinstance(v, int) or v < 2:
                 raise InputError("must be an integer >= 2", key, v, file)
@@ -228,7 +231,7 @@ def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
 def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,
             time_limit_s: float | None = None, seed: int = 0,
             target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
-            chain_chunks: int = CHAIN_CHUNKS) -> Result:
+            chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True) -> Result:
     """Improve ``instance``'s best practical schedule (see the module docstring).
 
     ``evaluations``: simulator runs of the local searches; ``cpsat_dtime_s``:
@@ -238,7 +241,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     ``target_gap``: the local searches stop (or do not start) once the makespan
     is within this relative distance of the lower bound (CP-SAT still runs);
     ``chain_dtime_s`` (CP-SAT's deterministic time at C0; 0: no chain) and
-    ``chain_chunks`` (the largest C0): the doubling chain's start.
+    ``chain_chunks`` (the largest C0): the doubling chain's start;
+    ``doubling``: at latency 0 raise the lower bound to LB3(2C) where higher
+    (:func:`solvers.doubling.doubling_bound`; ``meta["doubling"]`` says so).
     """
     from themis.planning.local_search import evaluator, local_search
     from themis.planning.portfolio import best_plan
@@ -275,6 +280,14 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     chained, chain_info = (None, {}) if chain_dtime_s <= 0 else _chain(
         instance, chain_dtime_s, chain_chunks, seed,
         None if end is None else max(0.05, 0.5 * (end - time.perf_counter())))
+    # The doubling bound, as :func:`solvers.solve` uses it: at latency 0 (durations
+    # linear in size) LB3 at 2C is a valid bound for C too, often higher
+    # (after the chain, whose CP-SAT solve it must not change).
+    dbl_ns, dbl_k = (0.0, 0) if not doubling or not linear_in_size(instance) else \
+        doubling_bound(instance, bnds.ag_order, (2,))
+    doubled = dbl_ns > lb
+    if doubled:
+        lb = dbl_ns
 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
@@ -324,6 +337,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                   "intra": intra}
     if chain_info:
         meta["chain"] = chain_info
+    if dbl_k:
+        meta["doubling"] = {"bound_ns": dbl_ns, "bound_factor": dbl_k, "used": doubled}
     status = Status.FEASIBLE
     solver_ns = None
     # 3. CP-SAT warm-started from the best schedule.
@@ -350,7 +365,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     violations = [str(v) for v in check(best)]
     best.meta.update({"solver": "improve", "status": str(status)})
     # Where the bound comes from: CP-SAT's proof when it beat LB0-LB3, else theirs.
-    source = BoundSource.CPSAT if lb > bnds.lb_ns else BoundSource.OURS
+    cpsat_lb = meta.get("cpsat", {}).get("lower_bound_ns") or 0.0
+    source = BoundSource.CPSAT if cpsat_lb >= lb and cpsat_lb > bnds.lb_ns else BoundSource.OURS
     return Result(status=status, makespan_ns=best.makespan_ns,
                   lower_bound_ns=min(lb, best.makespan_ns), bound_source=source,
                   lb3_method=str(bnds.lb3_method), runtime_s=time.perf_counter() - t0,

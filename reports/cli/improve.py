@@ -43,6 +43,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "C/2^j <= --chain-chunks, split into C as a start (default 0 = off)")
     p.add_argument("--chain-chunks", type=int_arg("--chain-chunks"), default=32, metavar="N",
                    help="largest chunk count the doubling chain solves (default 32)")
+    p.add_argument("--no-doubling", dest="doubling", action="store_false",
+                   help="do not raise the bound to LB3(2C) at latency 0 (the doubling bound; "
+                        "on by default, as in solve)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -77,7 +80,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
         result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
                          time_limit_s=args.time_limit, seed=args.seed,
                          target_gap=args.target_gap, chain_dtime_s=args.chain_dtime,
-                         chain_chunks=args.chain_chunks)
+                         chain_chunks=args.chain_chunks, doubling=args.doubling)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:

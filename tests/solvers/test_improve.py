@@ -104,3 +104,41 @@ def test_improve_cli_chain_flags(capsys) -> None:
     out = capsys.readouterr().out
     assert code == 0 and "doubling chain: C = 2 (" in out
     assert main(["improve", "small-2d", "--chunks", "4", "--chain-chunks", "1"]) == 2
+
+
+def test_improve_uses_the_doubling_bound_at_latency_zero() -> None:
+    # As solve does: at latency 0 LB3(2C) bounds OPT(C) (OPT(2C) <= OPT(C)), so
+    # improve's bound is the higher of LB0-LB3(C) and LB3(2C), and never above its makespan.
+    from solvers.bounds import bounds
+    from solvers.doubling import doubling_bound
+    from topologies.network import Network
+
+    net = Network.build(["Ring", "Switch", "Ring"], [2, 4, 2], [4, 2, 1], [0, 0, 0])
+    inst = Instance(net, 64 * 2**20, 4)
+    own = bounds(inst).lb_ns
+    value, k = doubling_bound(inst)
+    assert k == 2 and value > 0
+    on = improve(inst, evaluations=20)
+    off = improve(inst, evaluations=20, doubling=False)
+    assert on.meta["doubling"] == {"bound_ns": value, "bound_factor": 2, "used": value > own}
+    assert "doubling" not in off.meta
+    assert on.lower_bound_ns == min(max(own, value), on.makespan_ns)
+    assert off.lower_bound_ns == min(own, off.makespan_ns)
+    assert on.lower_bound_ns >= off.lower_bound_ns
+
+
+def test_improve_has_no_doubling_bound_with_latency() -> None:
+    # With per-hop latency durations are not linear in size: the bound would not be valid.
+    from topologies.network import Network
+
+    net = Network.build(["Ring", "Ring"], [2, 2], [2, 1], [500, 500])
+    res = improve(Instance(net, 2**20, 2), evaluations=10)
+    assert "doubling" not in res.meta
+
+
+def test_improve_param_doubling_is_checked() -> None:
+    from solvers.improve import check_params
+
+    assert check_params({"doubling": False}) == {"doubling": False}
+    with pytest.raises(InputError, match="doubling"):
+        check_params({"doubling": 1})
