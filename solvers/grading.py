@@ -27,16 +27,13 @@ import time
 import warnings
 
 from solvers.backend import Problem
-from solvers.result import BoundSource, RawSolution, Result, Status
+from solvers.result import PROOF_TOL, BoundSource, RawSolution, Result, Status
 from themis.checker import check
 from themis.schedule import Schedule
 from topologies.errors import InputError
 
 #: Relative tolerance when comparing re-timed and solver makespans.
 REL_TOL = 1e-9
-#: A schedule within this relative distance of a proven lower bound is called optimal
-#: (bounds and re-timed makespans add the same durations in different orders).
-PROOF_TOL = 1e-8
 #: A bound at most this much (relative) above the makespan is clamped, not discarded.
 BOUND_CLAMP_TOL = 1e-6
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from solvers.bounds import Bounds, bounds
 from solvers.doubling import split_schedule, splits, with_chunks
 from solvers.params import SolverParams
-from solvers.result import BoundSource, Result, Status
+from solvers.result import PROOF_TOL, BoundSource, Result, Status
 from themis.checker import check
 from themis.instance import Instance
 from themis.plans import stage_plan
@@ -47,8 +47,6 @@ from themis.schedule import Schedule
 from themis.simulator import SimResult, intra_names, simulate
 from topologies.errors import InputError
 
-#: A makespan within this relative distance of the lower bound is proven optimal.
-PROOF_TOL = 1e-8
 #: By default the searches stop once the makespan is within this relative distance of
 #: the lower bound (nothing worth a simulation is left; the bounds are deterministic).
 TARGET_GAP = 1e-4

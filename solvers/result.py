@@ -9,6 +9,9 @@ from typing import Any
 from solvers.common import Assignment
 from themis.schedule import Schedule
 
+#: Relative tolerance under which a makespan at its lower bound counts as proven optimal.
+PROOF_TOL = 1e-8
+
 
 class Status(enum.StrEnum):
     """How much a :class:`Result` proves.

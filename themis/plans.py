@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+#: A chunk's stage plan: its (phase, dimension) stages in order.
 Plan = tuple[tuple[str, int], ...]
+#: A chunk's route: the dimensions it crosses, in order.
+Route = tuple[int, ...]
 
 
 class StagePhase(StrEnum):

@@ -288,9 +288,12 @@ def _run_events(
         raise InputError("nothing to simulate", "collectives", 0)
     tm = config.timing if not isinstance(config.timing, str) else make_timing(
         config.timing, network, config.algorithms, config.endpoint_delay_ns)
-    # A timing model that chunks its own way (astra-sim-2) runs the collective it makes.
+    # A timing model that chunks its own way (ASTRA-sim 1.0's input stream, 2.x's chunks
+    # of at least N bytes) runs the collective it makes; given plans were made for the
+    # caller's chunks (a planner scoring candidates of a collective already chunked so,
+    # or a training run whose chunks the run kind cut).
     rechunk = getattr(tm, "chunked", None)
-    if rechunk is not None:
+    if rechunk is not None and plans is None:
         colls = [rechunk(c) for c in colls]
     issues = [0.0] * len(colls) if issue_ns is None else [float(t) for t in issue_ns]
     if len(issues) != len(colls):

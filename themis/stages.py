@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from itertools import chain as _concat
 from itertools import repeat
 
+from themis.plans import Plan
 from themis.timing.base import StageCost, Timing
 
-Plan = tuple[tuple[str, int], ...]
 #: One chunk's stage columns (:meth:`StageTable.block`): dims, durations, fixed times,
 #: bytes sent, input and output bytes, phases, and which stage is the chunk's last.
 Block = tuple[tuple[int, ...], tuple[float, ...], tuple[float, ...], tuple[float, ...],

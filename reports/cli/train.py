@@ -14,6 +14,7 @@ import dataclasses
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Any
 
 from reports.cli.common import (
@@ -54,8 +55,14 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                     "active chunk (the values of ASTRA-sim's tutorial system files).")
     p.add_argument("workload", metavar="WORKLOAD",
                    help="ASTRA-sim 1.0 workload file or bundled name (vgg16, gpt3, resnet50, "
-                        "dlrm, transformer, mlp, ...)")
+                        "dlrm, transformer, mlp, ...), or Chakra execution traces: a prefix "
+                        "(<prefix>.<rank>.et, as ASTRA-sim 2.x's --workload-configuration), "
+                        "a folder of them or one .et file (run with --timing astra-sim-2 "
+                        "and a 2.x --system JSON)")
     add_network_args(p)
+    p.add_argument("--comm-group", metavar="FILE.json", default=None,
+                   help="Chakra traces: communicator groups, {\"<id>\": [npu ids]} "
+                        "(ASTRA-sim 2.x's --comm-group-configuration)")
     p.add_argument("--passes", type=int_arg("--passes"), default=None,
                    help="training passes, ASTRA-sim's --num-passes (default 1)")
     p.add_argument("--policy", default=None,
@@ -194,9 +201,82 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+def is_et_source(spec: str) -> bool:
+    """Whether ``spec`` names Chakra execution traces: a ``.et`` file, a folder holding
+    ``<name>.<rank>.et`` files, or a prefix with a ``<prefix>.0.et`` beside it."""
+    path = Path(spec)
+    if path.is_file():
+        return path.suffix == ".et"
+    if path.is_dir():
+        return any(p.suffix == ".et" for p in path.iterdir())
+    return Path(f"{spec}.0.et").is_file()
+
+
+def _train_et(args: argparse.Namespace) -> int:
+    """``themis train PREFIX|FOLDER|FILE.et NETWORK --timing astra-sim-2 --system S.json``:
+    one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
+    from themis.timing import timing_meaning
+    from themis.training.et_run import simulate_et
+    from topologies.chakra.ranks import et_files, read_comm_groups
+    from topologies.chakra.trace import read_et
+
+    timing = args.timing or "astra-sim-2"
+    if timing_meaning(timing).runner != "astra-2":
+        raise InputError("Chakra traces run under ASTRA-sim 2.x's semantics only so far "
+                         "(--timing astra-sim-2)", "--timing", timing)
+    for flag, value in (("--passes", args.passes), ("--policy", args.policy),
+                        ("--intra", args.intra), ("--comm-scale", args.comm_scale),
+                        ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
+                        ("--gantt", args.gantt)):
+        if value is not None:
+            raise InputError("not taken with Chakra traces yet (2.x runs each trace as it is, "
+                             "baseline / FIFO)", flag, value)
+    for flag, on in (("--compare", args.compare), ("--solve", args.solve)):
+        if on:
+            raise InputError("not taken with Chakra traces yet", flag, True)
+    if not args.system:
+        raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
+                         "preferred-dataset-splits, algorithms, collective-optimization)",
+                         "--system", None)
+    network = load_network(args.network)
+    system = load_system(args.system)
+    if args.chunks is not None:
+        system = dataclasses.replace(system, chunks=args.chunks)
+    files = et_files(args.workload, None if Path(args.workload).is_file() else network.npus)
+    traces = {r: read_et(p) for r, p in files.items()}
+    names = {r: str(p) for r, p in files.items()}
+    if len(files) == 1 and network.npus > 1:  # one file stands for every rank
+        traces = {r: traces[0] for r in range(network.npus)}
+        names = {r: names[0] for r in range(network.npus)}
+    groups = {}
+    if args.comm_group:
+        groups = {str(k): v for k, v in read_comm_groups(args.comm_group,
+                                                         network.npus).items()}
+    t0 = time.perf_counter()
+    result = simulate_et(traces, network, system, names, groups)
+    runtime_s = time.perf_counter() - t0
+    if args.json:
+        print_json({"workload": str(args.workload), "format": "chakra-et",
+                    "timing": timing, "npus": network.npus,
+                    "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict()})
+        return 0
+    nodes = sum(len(n) for _, n in result.classes)
+    print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} distinct graphs, "
+          f"{nodes} nodes simulated) on {network.npus} NPUs, timing {timing}")
+    print(format_table(["metric", "value"], [
+        ["end (ns)", f"{result.end_ns:,}"],
+        ["compute (ns)", f"{result.compute_ns:,}"],
+        ["exposed communication (ns)", f"{result.exposed_comm_ns:,}"],
+    ]))
+    return 0
+
+
 def cmd_train(args: argparse.Namespace) -> int:
     """``themis train WORKLOAD NETWORK [...]``."""
     from topologies.workload import load_workload
+
+    if is_et_source(args.workload):
+        return _train_et(args)
 
     overrides = _overrides(args)
     workload = load_workload(args.workload)

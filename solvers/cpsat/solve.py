@@ -42,7 +42,7 @@ from solvers.cpsat import constraints, objective
 from solvers.cpsat.hint import add_hint, hint_ticks
 from solvers.cpsat.scaling import Scaled, grid, scale
 from solvers.cpsat.variables import Variables, make_variables
-from solvers.result import RawSolution, Status
+from solvers.result import PROOF_TOL, RawSolution, Status
 from themis.schedule import Schedule
 from topologies.errors import InputError
 
@@ -59,8 +59,6 @@ BUILD_S_PER_TERM = 4.5e-5
 def terms(data: ProblemData) -> int:
     """The model's size: chunks x routes x dimensions."""
     return data.nchunks * len(data.perms) * len(data.dims)
-#: Relative distance to our lower bound at which the coarse phase's answer is final.
-PROOF_TOL = 1e-8
 
 
 def check_size(data: ProblemData) -> None:

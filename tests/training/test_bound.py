@@ -7,6 +7,7 @@ end of any inter policy / intra discipline the project has.
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -57,6 +58,7 @@ def cases(draw):
     return wl, net, chunks, k, passes, lbw
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(cases())
 def test_bound_below_every_policy(case) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from handcalc import CFG, NET, layer, workload
 
+from tests.training.handcalc import CFG, NET, layer, workload
 from themis.training import TrainingConfig, simulate_training
 from topologies.astra import parse_system
 from topologies.errors import InputError

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from handcalc import CFG, NET, a2a, ar, ar_both, layer, workload
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.training.handcalc import CFG, NET, a2a, ar, ar_both, layer, workload
 from themis.training import simulate_training
 
 

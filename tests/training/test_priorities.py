@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from handcalc import CFG, NET, ar, layer, workload
 
+from tests.training.handcalc import CFG, NET, ar, layer, workload
 from themis.training import simulate_training
 
 S = 200000  # two chunks of 100000 bytes

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from handcalc import CFG, layer, workload
-
+from tests.training.handcalc import CFG, layer, workload
 from themis.training import simulate_training
 from themis.training.running import MiB, running_themis_routes
 from topologies.network import Dimension, Network

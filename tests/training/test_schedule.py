@@ -3,6 +3,7 @@ independent checker accepts (a property), and it agrees with the run's records."
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from tests.training.test_bound import POLICIES, cases
@@ -27,6 +28,7 @@ def _agrees(res) -> None:
         assert sched.span(rec.id) == rec.dims
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(cases())
 def test_every_training_schedule_passes_the_checker(case) -> None:

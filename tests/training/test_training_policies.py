@@ -29,6 +29,7 @@ NEW = [("online-mix", "feed"), ("online-mix", "scf"), ("global-mix", "feed"),
        ("global-online", "fifo"), ("themis", "feed"), ("themis-running", "feed")]
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None)
 @given(cases())
 def test_new_policies_checked_bounded_and_auto_never_slower(case) -> None:

@@ -13,14 +13,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from themis.collective import Collective
-from themis.plans import Plan, PlanShape, stage_plan
+from themis.plans import Plan, PlanShape, Route, stage_plan
 from topologies.errors import InputError
 from topologies.network import Network
 
 if TYPE_CHECKING:  # pragma: no cover
     from themis.timing import Timing
 
-Route = tuple[int, ...]
 
 
 class InterPolicy(Protocol):

@@ -16,8 +16,7 @@ from themis.collective import Collective
 from themis.policies.base import Route, register_policy
 from themis.timing.astra10 import themis_bandwidth
 from topologies.network import Network
-
-MiB = float(1 << 20)
+from topologies.units import MiB
 
 
 @register_policy("themis")

@@ -42,7 +42,6 @@ if TYPE_CHECKING:  # pragma: no cover
 #: Name the model is registered under.
 NAME = "astra-sim-1.0"
 
-MiB = 1048576
 #: Bytes per ns of 1 GB/s: ASTRA-sim's "GB" is 2^30 bytes.
 _GB = 1 << 30
 _NS_PER_S = 10**9

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from themis.collective import Collective
 from themis.engine import Engine
-from themis.plans import Plan, PlanShape, stage_plan
+from themis.plans import Plan, PlanShape, Route, stage_plan
 from themis.policies import canonical_policy, is_route, parse_route
 from themis.policies.base import InterPolicy, choose
 from themis.runkind import RunKind
@@ -39,8 +39,6 @@ from themis.training.routing import (
 )
 from topologies.errors import InputError
 from topologies.network import Network
-
-Route = tuple[int, ...]
 
 
 def masked_network(network: Network, mask: tuple[bool, ...]) -> Network:

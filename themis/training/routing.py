@@ -24,14 +24,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from themis.plans import Plan, PlanShape
+from themis.plans import Plan, PlanShape, Route
 from topologies.network import Network
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.engine import Engine
     from themis.runkind import RunKind
 
-Route = tuple[int, ...]
 
 
 class Router(Protocol):

@@ -21,12 +21,12 @@ from themis.plans import Plan, PlanShape
 from themis.timing.astra10 import themis_bandwidth
 from themis.training.routing import register_router
 from topologies.network import Network
+from topologies.units import MiB
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from themis.engine import Engine
     from themis.runkind import RunKind
 
-MiB = float(1 << 20)
 THRESHOLD_DIVISOR = 16
 
 

@@ -1,0 +1,1 @@
+"""Tests of training iterations (themis/training) and their hand-derived cases."""

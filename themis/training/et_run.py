@@ -1,0 +1,267 @@
+"""Training iterations of Chakra execution traces (ETs) as ASTRA-sim 2.x runs them.
+
+ASTRA-sim 2.x gives every NPU one compute slot and one communication slot
+(``../shared/reference/astra-sim-2.x/training/README.md``, measured on the real
+binary): ready nodes (every dependency ended) issue in ascending node id, each
+when its slot is free; a ``COMP_NODE`` takes ``duration_micros`` x 1000 ns; a
+``COMM_COLL_NODE`` holds the communication slot for exactly the time the same
+collective takes alone (the ``astra-sim-2`` timing through
+:func:`themis.astra2_run.simulate_astra2`, with the system file's splits,
+plan shape and 2.x's chunking: an ``ALL_REDUCE`` of size 0, a converted
+``NONE``, is inflated to splits x NPUs bytes); other nodes (metadata, a
+PyTorch ``c10d`` control node without ``comm_type``) end as they issue. The
+iteration ends when the last node ends. Ranks whose graphs are the same up to
+their node-id offset (what chakra's converter writes) are simulated once;
+ranks that differ are simulated each, and the run ends at the latest.
+
+What is not modelled yet is refused in one line naming the file, node and
+attribute: point-to-point sends and receives, memory nodes with a duration,
+a collective whose ``involved_dim`` leaves out a dimension or whose
+``pg_name`` names a group smaller than the system, and collectives 2.x does
+not have (reduce, gather, scatter, broadcast, barrier).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from themis.collective import Collective
+from topologies.chakra.et import Node
+from topologies.chakra.trace import Trace
+from topologies.chakra.types import CommType, NodeType
+from topologies.errors import InputError
+from topologies.network import Network
+from topologies.system import SystemConfig
+
+#: ET collective types -> the project's collective kinds.
+KINDS = {CommType.ALL_REDUCE: "all-reduce", CommType.ALL_GATHER: "all-gather",
+         CommType.REDUCE_SCATTER: "reduce-scatter", CommType.ALL_TO_ALL: "all-to-all"}
+NS_PER_MICRO = 1000
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """One node of a simulated rank: id, name, what it is, when it issued and ended (ns)."""
+
+    id: int
+    name: str
+    kind: str  # "compute", "collective" or "control"
+    issue_ns: int
+    end_ns: int
+    collective: str = ""
+    size_bytes: int = 0
+
+
+@dataclass
+class ETResult:
+    """The end of an ET iteration and every node of each simulated rank class."""
+
+    end_ns: int
+    compute_ns: int
+    exposed_comm_ns: int
+    ranks: int
+    #: Per class of identical ranks: its ranks and its nodes in issue order.
+    classes: list[tuple[list[int], list[NodeRun]]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """JSON fields (``docs/json.md``)."""
+        return {
+            "end_ns": self.end_ns, "compute_ns": self.compute_ns,
+            "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
+            "rank_classes": [
+                {"ranks": ranks,
+                 "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
+                            "end_ns": n.end_ns,
+                            **({"collective": n.collective, "size_bytes": n.size_bytes}
+                               if n.kind == "collective" else {})} for n in nodes]}
+                for ranks, nodes in self.classes],
+        }
+
+
+def _signature(trace: Trace) -> tuple:
+    """A rank's graph up to its node-id offset (chakra's converter numbers ranks on)."""
+    if not trace.nodes:
+        return ()
+    base = min(n.id for n in trace.nodes)
+    return tuple((n.id - base, n.name, n.type, tuple(d - base for d in n.data_deps),
+                  tuple(d - base for d in n.ctrl_deps), n.duration_micros,
+                  tuple((a.name, repr(a.value)) for a in n.attrs)) for n in trace.nodes)
+
+
+def _int_attr(node: Node, name: str) -> int | None:
+    a = node.attr(name)
+    if a is None:
+        return None
+    if isinstance(a.value, bool) or not isinstance(a.value, int):
+        return None
+    return int(a.value)
+
+
+class _Collectives:
+    """Each distinct collective's 2.x time alone, simulated once."""
+
+    def __init__(self, network: Network, system: SystemConfig, file: str) -> None:
+        self.network, self.system, self.file = network, system, file
+        self.splits = system.chunks or 1
+        self._memo: dict[tuple[str, int], int] = {}
+
+    def time_ns(self, node: Node, kind: str, comm_size: int) -> int:
+        key = (kind, comm_size)
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit
+        from themis.astra2_run import simulate_astra2
+
+        size = comm_size * self.network.npus if kind == "all-gather" else comm_size
+        if size == 0 and kind != "all-gather":
+            # A converted NONE: Sys::determine_chunk_size raises the 0-byte chunk to N and
+            # rewrites the size to splits x N (a latency-bound collective).
+            size = self.splits * self.network.npus
+        elif size == 0:
+            raise InputError(f"{self.file}: node {node.id} ({node.name}): an all-gather of "
+                             "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
+        try:
+            res = simulate_astra2(self.network, self.system,
+                                  Collective(kind, size, self.splits))
+        except InputError as err:
+            raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
+                             err.field, err.value) from None
+        t = int(res.makespan_ns)
+        self._memo[key] = t
+        return t
+
+
+def _classify(node: Node, file: str, ndims: int, npus: int,
+              groups: Mapping[str, list[int]]) -> tuple[str, str, int]:
+    """(what the node is, its collective kind, its comm size)."""
+    where = f"{file}: node {node.id} ({node.name})"
+    t = node.type
+    if t == NodeType.COMP_NODE:
+        return "compute", "", 0
+    if t == NodeType.COMM_COLL_NODE:
+        ctype = _int_attr(node, "comm_type")
+        if ctype is None:  # a PyTorch c10d control node: no collective
+            return "control", "", 0
+        kind = KINDS.get(CommType(ctype)) if ctype in CommType._value2member_map_ else None
+        if kind is None:
+            raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
+                             "reduce-scatter and all-to-all only", "comm_type", ctype)
+        if kind == "all-to-all":
+            raise InputError(f"{where}: the astra-sim-2 timing does not time an all-to-all "
+                             "yet", "comm_type", "ALL_TO_ALL")
+        size = _int_attr(node, "comm_size")
+        if size is None or size < 0:
+            raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
+                             size)
+        dims = node.attr("involved_dim")
+        if dims is not None and isinstance(dims.value, list) \
+                and not all(dims.value[:ndims]):
+            raise InputError(f"{where}: a collective on part of the dimensions is not "
+                             "modelled yet", "involved_dim", dims.value)
+        pg = node.attr("pg_name")
+        if pg is not None and pg.value not in ("", None):
+            members = groups.get(str(pg.value))
+            if members is None:
+                raise InputError(f"{where}: names a communicator group the comm-group "
+                                 "file does not hold", "pg_name", pg.value)
+            if len(members) != npus:
+                raise InputError(f"{where}: a collective on a group smaller than the "
+                                 "system is not modelled yet", "pg_name", pg.value)
+        return "collective", kind, size
+    if t == NodeType.METADATA_NODE or (
+            t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
+        return "control", "", 0
+    raise InputError(f"{where}: this node type is not modelled yet", "type",
+                     NodeType(t).name if t in NodeType._value2member_map_ else t)
+
+
+def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
+              groups: Mapping[str, list[int]]) -> list[NodeRun]:
+    nodes = {n.id: n for n in trace.nodes}
+    what = {n.id: _classify(n, file, network.ndims, network.npus, groups) for n in trace.nodes}
+    waiting = {i: len(n.deps) for i, n in nodes.items()}
+    users: dict[int, list[int]] = {}
+    for i, n in nodes.items():
+        for d in n.deps:
+            users.setdefault(d, []).append(i)
+    ready = sorted(i for i, c in waiting.items() if c == 0)
+    heapq.heapify(ready)
+    events: list[tuple[int, int, int]] = []  # (end ns, issue order, node id)
+    busy = {"compute": False, "collective": False}
+    issue: dict[int, int] = {}
+    out: list[NodeRun] = []
+    seq = 0
+    now = 0
+
+    def start(i: int) -> None:
+        nonlocal seq
+        kind, coll, size = what[i]
+        node = nodes[i]
+        if kind == "compute":
+            dur = node.duration_micros * NS_PER_MICRO
+        elif kind == "collective":
+            dur = colls.time_ns(node, coll, size)
+        else:
+            dur = 0
+        if kind != "control":
+            busy[kind] = True
+        issue[i] = now
+        heapq.heappush(events, (now + dur, seq, i))
+        seq += 1
+
+    def issue_ready() -> None:
+        held: list[int] = []
+        while ready:
+            i = heapq.heappop(ready)
+            kind = what[i][0]
+            if kind != "control" and busy[kind]:
+                held.append(i)
+                continue
+            start(i)
+        for i in held:
+            heapq.heappush(ready, i)
+
+    issue_ready()
+    while events:
+        now, _, i = heapq.heappop(events)
+        kind, coll, size = what[i]
+        if kind != "control":
+            busy[kind] = False
+        node = nodes[i]
+        out.append(NodeRun(i, node.name, kind, issue[i], now, coll, size))
+        for u in users.get(i, ()):
+            waiting[u] -= 1
+            if waiting[u] == 0:
+                heapq.heappush(ready, u)
+        issue_ready()
+    if len(out) != len(nodes):  # pragma: no cover - check_trace refuses cycles
+        raise InputError(f"{file}: {len(nodes) - len(out)} nodes never became ready",
+                         "deps", len(nodes) - len(out))
+    return out
+
+
+def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemConfig,
+                files: Mapping[int, str] | None = None,
+                groups: Mapping[str, list[int]] | None = None) -> ETResult:
+    """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
+    2.x's semantics (module docstring). ``files`` names each rank's file in messages;
+    ``groups`` is the comm-group file (``{"<id>": [npu ids]}``)."""
+    if len(traces) != network.npus:
+        raise InputError(f"the network has {network.npus} NPUs but the trace has "
+                         f"{len(traces)} ranks", "ranks", len(traces))
+    files = files or {r: f"rank {r}" for r in traces}
+    groups = groups or {}
+    colls = _Collectives(network, system, files[min(traces)])
+    by_sig: dict[tuple, list[int]] = {}
+    for r in sorted(traces):
+        by_sig.setdefault(_signature(traces[r]), []).append(r)
+    classes = []
+    for ranks in by_sig.values():
+        r = ranks[0]
+        classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups)))
+    end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
+    slowest = max(classes, key=lambda c: max((n.end_ns for n in c[1]), default=0))[1]
+    compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
+    return ETResult(end, compute, end - compute, len(traces), classes)

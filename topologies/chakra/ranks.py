@@ -1,0 +1,91 @@
+"""A rank set of ETs (``<prefix>.<rank>.et``, as ASTRA-sim 2.x's ``--workload-configuration``) and
+communicator-group files (``--comm-group-configuration``: ``{"<id>": [npu ids]}``, ids > 0).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from topologies.chakra.trace import Trace, read_et
+from topologies.errors import InputError
+
+_RANK = re.compile(r"^(?P<stem>.+)\.(?P<rank>\d+)\.et$")
+
+
+def et_files(source: str | Path, npus: int | None = None) -> dict[int, Path]:
+    """Rank -> file for a PREFIX, a FOLDER holding one ``<name>.<rank>.et`` set, or one FILE.et.
+
+    A single file stands for every rank. Ranks must be 0..n-1, none missing (n = ``npus`` if given).
+    """
+    src = Path(source)
+    if src.is_file():
+        return {0: src}
+    if src.is_dir():
+        stems = {m["stem"] for p in src.iterdir() if (m := _RANK.match(p.name))}
+        if len(stems) != 1:
+            found = ", ".join(sorted(stems)) or "none"
+            raise InputError(
+                f"a folder of ETs must hold one <name>.<rank>.et set (found: {found})",
+                file=str(src),
+            )
+        folder, stem = src, stems.pop()
+    else:
+        folder, stem = src.parent, src.name
+    files = {
+        int(m["rank"]): folder / p.name
+        for p in (folder.iterdir() if folder.is_dir() else [])
+        if (m := _RANK.match(p.name)) and m["stem"] == stem
+    }
+    if not files:
+        raise InputError("no <prefix>.<rank>.et file", file=str(src))
+    count = npus if npus is not None else max(files) + 1
+    for rank in range(count):
+        if rank not in files:
+            raise InputError(
+                "missing rank", field="rank", value=rank, file=f"{folder / stem}.{rank}.et"
+            )
+    extra = sorted(r for r in files if r >= count)
+    if extra:
+        raise InputError(
+            f"rank beyond the {count} NPUs", field="rank", value=extra[0], file=str(files[extra[0]])
+        )
+    return files
+
+
+def read_ets(source: str | Path, npus: int | None = None) -> dict[int, Trace]:
+    """Every rank's trace, each read and checked."""
+    return {rank: read_et(path) for rank, path in sorted(et_files(source, npus).items())}
+
+
+def read_comm_groups(path: str | Path, npus: int) -> dict[int, list[int]]:
+    """A comm-group file: group id (> 0) -> its NPUs (each in 0..npus-1, none twice)."""
+    p = Path(path)
+    try:
+        raw = json.loads(p.read_text())
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", file=str(p)) from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise InputError(f"not JSON: {err}", file=str(p)) from None
+    if not isinstance(raw, dict):
+        raise InputError('must be an object {"<id>": [npu ids]}', file=str(p))
+    groups: dict[int, list[int]] = {}
+    for key, members in raw.items():
+        if not key.isdigit() or int(key) <= 0:
+            raise InputError(
+                "group id must be an integer > 0", field="group id", value=key, file=str(p)
+            )
+        if not isinstance(members, list) or not members:
+            raise InputError(
+                "must be a non-empty list of NPU ids", field=key, value=members, file=str(p)
+            )
+        for npu in members:
+            if isinstance(npu, bool) or not isinstance(npu, int) or not 0 <= npu < npus:
+                raise InputError(
+                    f"unknown NPU (the system has {npus})", field=key, value=npu, file=str(p)
+                )
+        if len(set(members)) != len(members):
+            raise InputError("an NPU is listed twice", field=key, value=members, file=str(p))
+        groups[int(key)] = list(members)
+    return groups
