@@ -18,10 +18,10 @@ from themis.training.config import HIGHEST_PRIORITY, Phase, TrainingConfig
 from themis.training.dims import dimension_mask
 from themis.training.loops import LOOPS
 from themis.training.planner import involved
-from themis.training.shapes import KINDS, chunk_sizes
+from themis.training.shapes import KINDS, chunk_sizes, layer_comm_type
 from topologies.errors import InputError
 from topologies.network import Network
-from topologies.workload import CommType, Workload
+from topologies.workload import Workload
 
 
 class _Compiler:
@@ -72,13 +72,9 @@ class _Compiler:
         """A collective node, if ASTRA-sim issues one."""
         wl = self.wl
         ly = wl.layers[layer]
-        ctype = getattr(ly, f"{phase}_type")
-        if ctype is CommType.NONE:
+        ctype = layer_comm_type(wl, layer, phase)
+        if ctype is None:
             return False
-        if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
-                             f"layer {layer} ({ly.name}) {phase}_type", str(ctype),
-                             wl.file or wl.name)
         try:
             mask = dimension_mask(wl, layer, phase, self.lnet.ndims, self.b)
         except InputError as err:

@@ -29,6 +29,20 @@ def chunk_sizes(size: int, chunks: int, kind: RunKind, where: str) -> list[int]:
     return kind.chunk_sizes(size, chunks)
 
 
+def layer_comm_type(wl: Workload, i: int, phase: Phase) -> CommType | None:
+    """The collective type of layer ``i``'s ``phase``, ``None`` for NONE; an
+    ALLREDUCEALLTOALL (on which ASTRA-sim 1.0 aborts) is refused."""
+    layer = wl.layers[i]
+    ctype: CommType = getattr(layer, f"{phase}_type")
+    if ctype is CommType.NONE:
+        return None
+    if ctype is CommType.ALLREDUCEALLTOALL:
+        raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
+                         f"layer {i} ({layer.name}) {phase}_type", str(ctype),
+                         wl.file or wl.name)
+    return ctype
+
+
 class CollectiveShapes:
     """What a layer's collective is: kind, size, chunk sizes, mask, dimensions, priority."""
 
@@ -43,13 +57,9 @@ class CollectiveShapes:
         taken (ASTRA-sim's counter moves) whenever a collective is generated."""
         wl = self.wl
         layer = wl.layers[i]
-        ctype = getattr(layer, f"{phase}_type")
-        if ctype is CommType.NONE:
+        ctype = layer_comm_type(wl, i, phase)
+        if ctype is None:
             return None
-        if ctype is CommType.ALLREDUCEALLTOALL:
-            raise InputError("ASTRA-sim 1.0 aborts on an ALLREDUCEALLTOALL collective",
-                             f"layer {i} ({layer.name}) {phase}_type", str(ctype),
-                             wl.file or wl.name)
         mask = self._masks.get((i, phase))
         if mask is None:
             try:
