@@ -224,13 +224,12 @@ def _train_et(args: argparse.Namespace) -> int:
     if timing_meaning(timing).runner != "astra-2":
         raise InputError("Chakra traces run under ASTRA-sim 2.x's semantics only so far "
                          "(--timing astra-sim-2)", "--timing", timing)
-    for flag, value in (("--passes", args.passes), ("--policy", args.policy),
-                        ("--intra", args.intra), ("--comm-scale", args.comm_scale),
+    for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
                         ("--gantt", args.gantt)):
         if value is not None:
-            raise InputError("not taken with Chakra traces yet (2.x runs each trace as it is, "
-                             "baseline / FIFO)", flag, value)
+            raise InputError("not taken with Chakra traces yet (a trace holds its passes, "
+                             "sizes and compute times)", flag, value)
     for flag, on in (("--compare", args.compare), ("--solve", args.solve)):
         if on:
             raise InputError("not taken with Chakra traces yet", flag, True)
@@ -253,16 +252,19 @@ def _train_et(args: argparse.Namespace) -> int:
         groups = {str(k): v for k, v in read_comm_groups(args.comm_group,
                                                          network.npus).items()}
     t0 = time.perf_counter()
-    result = simulate_et(traces, network, system, names, groups)
+    policy = args.policy or system.inter or "baseline"
+    intra = args.intra or system.intra or "fifo"
+    result = simulate_et(traces, network, system, names, groups, policy, intra)
     runtime_s = time.perf_counter() - t0
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",
-                    "timing": timing, "npus": network.npus,
+                    "timing": timing, "policy": policy, "intra": intra, "npus": network.npus,
                     "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict()})
         return 0
     nodes = sum(len(n) for _, n in result.classes)
     print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} distinct graphs, "
-          f"{nodes} nodes simulated) on {network.npus} NPUs, timing {timing}")
+          f"{nodes} nodes simulated) on {network.npus} NPUs, timing {timing}, policy "
+          f"{policy}, intra {intra}")
     print(format_table(["metric", "value"], [
         ["end (ns)", f"{result.end_ns:,}"],
         ["compute (ns)", f"{result.compute_ns:,}"],

@@ -86,9 +86,29 @@ def test_slots_and_ascending_ids_by_hand(tmp_path, capsys) -> None:
     assert data["end_ns"] == max(8000, max(5000, t) + t)
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--timing", "alpha-beta"), ("--policy", "themis")])
+@pytest.mark.parametrize(("flag", "value"), [("--timing", "alpha-beta"), ("--passes", "2")])
 def test_what_is_not_modelled_yet_is_refused_in_one_line(tmp_path, capsys, flag, value) -> None:
     run = _runs()[0]
     code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
                             "--system", str(SHARED / run["system"]), flag, value)
     assert code == 2 and out == "" and err.count("\n") == 1 and flag in err
+
+
+@pytest.mark.parametrize("run", [r for r in _runs() if "DLRM" not in r["name"]][:3],
+                         ids=lambda r: r["name"])
+def test_every_policy_on_traces_and_the_portfolio_never_slower(capsys, run: dict) -> None:
+    """Beyond 2.x, which runs baseline / FIFO only: Themis and the portfolio schedule each
+    collective's chunks; the slots are 2.x's, so each collective still holds the comm slot
+    for its time alone under that policy. The portfolio scores 2.x's baseline among its
+    candidates, so no collective, and no iteration, ends later than under baseline."""
+    ends = {}
+    for policy in ("baseline", "themis", "portfolio"):
+        code, out, err = _train(capsys, str(SHARED / run["prefix"]),
+                                str(SHARED / run["network"]), "--system",
+                                str(SHARED / run["system"]), "--policy", policy, "--json")
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["policy"] == policy
+        ends[policy] = data["end_ns"]
+    assert ends["baseline"] == run["end_ns"]
+    assert ends["portfolio"] <= ends["baseline"]

@@ -102,8 +102,10 @@ def _int_attr(node: Node, name: str) -> int | None:
 class _Collectives:
     """Each distinct collective's 2.x time alone, simulated once."""
 
-    def __init__(self, network: Network, system: SystemConfig, file: str) -> None:
+    def __init__(self, network: Network, system: SystemConfig, file: str,
+                 policy: str | None = None, intra: str | None = "fifo") -> None:
         self.network, self.system, self.file = network, system, file
+        self.policy, self.intra = policy, intra
         self.splits = system.chunks or 1
         self._memo: dict[tuple[str, int], int] = {}
 
@@ -124,7 +126,8 @@ class _Collectives:
                              "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
         try:
             res = simulate_astra2(self.network, self.system,
-                                  Collective(kind, size, self.splits))
+                                  Collective(kind, size, self.splits), policy=self.policy,
+                                  intra=self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
                              err.field, err.value) from None
@@ -244,16 +247,20 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 
 def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemConfig,
                 files: Mapping[int, str] | None = None,
-                groups: Mapping[str, list[int]] | None = None) -> ETResult:
+                groups: Mapping[str, list[int]] | None = None,
+                policy: str | None = None, intra: str | None = "fifo") -> ETResult:
     """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
     2.x's semantics (module docstring). ``files`` names each rank's file in messages;
-    ``groups`` is the comm-group file (``{"<id>": [npu ids]}``)."""
+    ``groups`` is the comm-group file (``{"<id>": [npu ids]}``). ``policy`` and ``intra``
+    schedule each collective's chunks (default: 2.x's own baseline / FIFO; any registered
+    policy and discipline, Themis or the portfolio among them, which 2.x itself cannot
+    run; ``intra=None`` lets a planning policy choose)."""
     if len(traces) != network.npus:
         raise InputError(f"the network has {network.npus} NPUs but the trace has "
                          f"{len(traces)} ranks", "ranks", len(traces))
     files = files or {r: f"rank {r}" for r in traces}
     groups = groups or {}
-    colls = _Collectives(network, system, files[min(traces)])
+    colls = _Collectives(network, system, files[min(traces)], policy, intra)
     by_sig: dict[tuple, list[int]] = {}
     for r in sorted(traces):
         by_sig.setdefault(_signature(traces[r]), []).append(r)
