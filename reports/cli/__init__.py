@@ -160,6 +160,9 @@ def _run(argv: Sequence[str] | None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    from reports.cli.common import note_inputs
+
+    note_inputs(args)
     return int(args.func(args) or 0)
 
 

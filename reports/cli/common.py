@@ -154,15 +154,40 @@ def float_arg(flag: str):
     return conv
 
 
+#: The command's input files (resolved), which no output of the same command may name.
+_INPUT_FILES: set[str] = set()
+#: The arguments that name a command's input files.
+INPUT_ARGS = ("network", "networks", "workload", "system", "spec", "schedule", "comm_group",
+              "cost")
+
+
+def note_inputs(args: object) -> None:
+    """Remember the input files a command was given (:data:`INPUT_ARGS` naming an
+    existing file), so that :func:`check_output` refuses to overwrite one."""
+    import os
+
+    _INPUT_FILES.clear()
+    for name in INPUT_ARGS:
+        value = getattr(args, name, None)
+        for one in value if isinstance(value, list) else [value]:
+            if isinstance(one, str) and one and os.path.isfile(one):
+                _INPUT_FILES.add(os.path.realpath(one))
+
+
 def check_output(path: str | None, flag: str, figure: bool = False) -> None:
     """Refuse, before any work, an output path that cannot be written.
 
     A figure must end in ``.png``, ``.pdf`` or ``.svg``; every output needs an
     existing parent folder and must not be a folder (see
-    :func:`topologies.files.check_output_file`).
+    :func:`topologies.files.check_output_file`); no output may be an input file of
+    the same command (after links: it would be destroyed).
     """
     if not path:
         return
+    import os
+
+    if os.path.realpath(path) in _INPUT_FILES:
+        raise InputError("is an input of this command: refusing to overwrite it", flag, path)
     from topologies.files import check_output_file
 
     suffixes = None
