@@ -153,8 +153,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout = stdout
 
 
+#: Options whose empty value is documented to mean "none" (``compare --solvers ''``).
+EMPTY_MEANS_NONE = frozenset({"--solvers"})
+
+
+def check_words(words: Sequence[str]) -> None:
+    """Refuse an empty argument or option value (``--gantt ''``, ``--intra=``) and a
+    comma list with an empty item (``--chunks 2,,4``), naming the option: argparse
+    would take them as given and the command would silently fall back to a default."""
+    for i, word in enumerate(words):
+        flag, value = None, word
+        if word.startswith("--") and "=" in word:
+            flag, value = word.split("=", 1)
+        elif i > 0 and words[i - 1].startswith("--") and "=" not in words[i - 1]:
+            flag = words[i - 1]
+        if word.startswith("--") and "=" not in word:
+            continue
+        if not value.strip():
+            if flag in EMPTY_MEANS_NONE:
+                continue
+            raise InputError("an empty value", flag or f"argument {i + 1}", value)
+        if "," in value and any(not item.strip() for item in value.split(",")):
+            raise InputError("a list with an empty item", flag or f"argument {i + 1}", value)
+
+
 def _run(argv: Sequence[str] | None) -> int:
     words = list(sys.argv[1:] if argv is None else argv)
+    check_words(words)
     parser = build_parser(words[0] if words else None)
     args = parser.parse_args(words)
     if not getattr(args, "command", None):

@@ -35,3 +35,19 @@ def test_an_output_naming_an_input_is_refused(tmp_path, capsys, argv) -> None:
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and "is an input of this command" in err
     assert {p: p.read_bytes() for p in (net, system)} == before
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["simulate", "small-2d", "--gantt", ""], "--gantt"),
+    (["simulate", "small-2d", "--schedule-out", ""], "--schedule-out"),
+    (["simulate", "small-2d", "--intra="], "--intra"),
+    (["spec", "small-2d", "--chunks", "2,,4"], "--chunks"),
+    (["simulate", "small-2d", "--policy", "2,0,"], "--policy"),
+    (["sweep", "x.toml", "--dask", ""], "--dask"),
+])
+def test_empty_values_are_refused(capsys, argv, flag) -> None:
+    """An empty option value, or a list with an empty item, is one line naming the option
+    (argparse took them, and the command fell back to a default silently)."""
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith(f"themis: error: {flag} = ")

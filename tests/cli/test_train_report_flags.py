@@ -76,9 +76,10 @@ def test_bad_policies_and_systems_are_one_line_before_any_run(tmp_path: Path, ca
     assert err.startswith("themis: error: --policies = '2,0,1/scf': a route must be a "
                           "permutation")
     err = one_error(capsys, *base, "--policies", " ")
-    assert err.startswith("themis: error: --policies = ' ': names nothing")
+    assert err.startswith("themis: error: --policies = ' ': an empty value")
     err = one_error(capsys, *base, "--policies", "themis,,baseline")
-    assert err.startswith("themis: error: --policies = 'themis,,baseline': empty entry")
+    assert err.startswith("themis: error: --policies = 'themis,,baseline': a list with an "
+                          "empty item")
     err = one_error(capsys, *base, "--system", str(tmp_path / "none.txt"))
     assert "none.txt" in err and "no such file" in err
     partial = tmp_path / "partial.txt"

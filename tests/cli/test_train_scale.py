@@ -120,8 +120,8 @@ def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> N
     monkeypatch.setattr(training, "run_cases", _no_runs)
     for flag, text in (("--workloads", ",,"), ("--networks", " , ")):
         err = one_error(capsys, "train-report", "--out", str(tmp_path / "a"), flag, text)
-        assert err == f"themis: error: {flag} = {text!r}: names nothing (give comma-separated " \
-                      "names)"
+        # refused before parsing: an empty list item (or an empty value) names the flag
+        assert err == f"themis: error: {flag} = {text!r}: a list with an empty item"
     assert not (tmp_path / "a").exists()
     # another report holds the folder
     busy = tmp_path / "busy"
