@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import errno
 import os
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -173,6 +174,10 @@ def check_words(words: Sequence[str]) -> None:
             if flag in EMPTY_MEANS_NONE:
                 continue
             raise InputError("an empty value", flag or f"argument {i + 1}", value)
+        if re.fullmatch(r"[\d_.,+\-eE]*\d[\d_.,+\-eE]*", value) and (
+                "_" in value or not value.isascii()):
+            raise InputError("a number must be written in ASCII digits without underscores",
+                             flag or f"argument {i + 1}", value)
         if "," in value and any(not item.strip() for item in value.split(",")):
             raise InputError("a list with an empty item", flag or f"argument {i + 1}", value)
 

@@ -51,3 +51,48 @@ def test_empty_values_are_refused(capsys, argv, flag) -> None:
     assert main(argv) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and err.startswith(f"themis: error: {flag} = ")
+
+
+@pytest.mark.parametrize(("argv", "flag"), [
+    (["simulate", "small-2d", "--chunks", "1_6"], "--chunks"),
+    (["simulate", "small-2d", "--chunks", "\u0661\u0666"], "--chunks"),  # Arabic-Indic 16
+    (["simulate", "small-2d", "--size", "\uff11MiB"], "--size"),  # full-width 1
+])
+def test_numbers_in_other_digits_are_refused(capsys, argv, flag) -> None:
+    """Python's int() reads ``1_6`` and non-ASCII digits; no other tool does, so the
+    value is refused in one line naming the option (issue 23)."""
+    assert main(argv) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith(f"themis: error: {flag} = ")
+
+
+@pytest.mark.parametrize(("old", "new", "key"), [
+    ("all-reduce-implementation: ring_halvingDoubling",
+     "all-reduce-implementation: RING_halvingDoubling", "all-reduce-implementation[0]"),
+    ("endpoint-delay: 10", "endpoint-delay: \uff11\uff10", "endpoint-delay"),
+    ("preferred-dataset-splits: 16", "preferred-dataset-splits: 1_6",
+     "preferred-dataset-splits"),
+])
+def test_system_file_spellings_astra_refuses(tmp_path, capsys, old, new, key) -> None:
+    """ASTRA-sim 1.0 compares algorithm names exactly and reads numbers with std::stoi:
+    what it stops on is refused here too, naming the file, the key and the value."""
+    system = tmp_path / "system.txt"
+    text = (EXAMPLES / "my_system.txt").read_text()
+    assert old in text
+    system.write_text(text.replace(old, new))
+    assert main(["simulate", str(EXAMPLES / "my_net.yml"), "--system", str(system),
+                 "--timing", "astra-sim-1.0"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert str(system) in err and key in err
+
+
+def test_lower_case_topology_in_a_2x_yaml_is_refused(tmp_path, capsys) -> None:
+    """ASTRA-sim 2.x's network YAML names topologies exactly (``Ring``); ``ring`` stops it."""
+    net = tmp_path / "net.yml"
+    net.write_text("topology: [ ring, Switch ]\nnpus_count: [ 4, 2 ]\n"
+                   "bandwidth: [ 50.0, 25.0 ]\nlatency: [ 500.0, 500.0 ]\n")
+    assert main(["simulate", str(net), "--timing", "astra-sim-2"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "topology[0]" in err and "Ring" in err and str(net) in err

@@ -183,5 +183,15 @@ def test_replay_reproduces_every_stage(case) -> None:
         res = simulate(net, colls, config, issue_ns=issue)
     except InputError:
         assume(False)
-    assert replay(res.schedule).schedule.stages == res.schedule.stages
-    assert makespan_ns(net, colls, config, issue_ns=issue) == res.makespan_ns
+    again = replay(res.schedule).schedule.stages
+    # Same stages in the same order; times equal up to float rounding: under
+    # shared bandwidth (alpha-beta) the fluid progress of stages running together
+    # is summed in event order, and same-tick events may be taken in another
+    # order (last-ulp differences, e.g. 953.6743164062498 vs ...499).
+    assert [s._replace(start_ns=0.0, end_ns=0.0) for s in again] == [
+        s._replace(start_ns=0.0, end_ns=0.0) for s in res.schedule.stages]
+    for a, b in zip(again, res.schedule.stages, strict=True):
+        assert a.start_ns == pytest.approx(b.start_ns, rel=1e-12, abs=1e-9)
+        assert a.end_ns == pytest.approx(b.end_ns, rel=1e-12, abs=1e-9)
+    assert makespan_ns(net, colls, config, issue_ns=issue) == pytest.approx(
+        res.makespan_ns, rel=1e-12)

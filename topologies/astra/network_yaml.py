@@ -30,6 +30,7 @@ from topologies.astra.validators import (
     whole_number,
     write_text,
 )
+from topologies.errors import InputError
 from topologies.network import Dimension, Network
 
 __all__ = ["YAML_NETWORK_KEYS", "network_to_yaml", "parse_network_yaml", "write_network_yaml"]
@@ -60,6 +61,9 @@ def parse_network_yaml(text: str, file: str = "") -> Network:
     dims = []
     for i in range(len(kinds)):
         kind = dim_kind(kinds[i], f"topology[{i}]", file)
+        if kinds[i] != kind:  # 2.x's YAML reader compares the names exactly
+            raise InputError(f"ASTRA-sim 2.x spells it {kind} (it compares names exactly and "
+                             "stops on any other spelling)", f"topology[{i}]", kinds[i], file)
         p = whole_number(npus[i], f"npus_count[{i}]", file, 1)
         bw = bandwidth(bandwidths[i], f"bandwidth[{i}]", file)
         lat = latency(latencies[i], f"latency[{i}]", file)

@@ -87,9 +87,19 @@ def _scalar_text(value: Any, key: str, file: str) -> str:
     return text
 
 
+def _ascii_number(value: str, key: str, file: str) -> str:
+    """``value`` stripped, refused unless written in ASCII (no ``_`` separators): Python
+    reads ``1_6`` and Arabic-Indic or full-width digits, ASTRA-sim's C++ readers do not."""
+    text = value.strip()
+    if not text.isascii() or "_" in text:
+        raise InputError("must be a number in ASCII digits without underscores "
+                         "(as ASTRA-sim's C++ readers take it)", key, text, file)
+    return text
+
+
 def _int_setting(value: Any, key: str, file: str, minimum: int) -> int:
     if isinstance(value, str):
-        text = value.strip()
+        text = _ascii_number(value, key, file)
         try:
             value = int(text)
         except ValueError:
@@ -148,7 +158,7 @@ def _astra10_spelling(value: str, key: str, file: str) -> None:
 
 def _float_setting(value: Any, key: str, file: str) -> float:
     if isinstance(value, str):
-        text = value.strip()
+        text = _ascii_number(value, key, file)
         try:
             value = float(text)
         except ValueError:
@@ -161,7 +171,7 @@ def _positive_setting(value: Any, key: str, file: str) -> float:
     number = value
     if isinstance(value, str):
         try:
-            number = float(value.strip())
+            number = float(_ascii_number(value, key, file))
         except ValueError:
             raise InputError("not a number", key, value, file) from None
     if isinstance(number, bool) or not isinstance(number, int | float) \
@@ -180,6 +190,11 @@ def _bool_setting(value: Any, key: str, file: str) -> bool:
     raise InputError("must be 0 or 1", key, value, file)
 
 
+#: The algorithm names as ASTRA-sim's system files spell them (compared exactly).
+ASTRA_SPELLINGS = ("ring", "direct", "halvingDoubling", "doubleBinaryTree", "oneRing",
+                   "oneDirect", "oneHalvingDoubling")
+
+
 def _algorithms_setting(value: Any, key: str, file: str) -> tuple[str, ...]:
     if isinstance(value, list):
         entries = value
@@ -194,6 +209,11 @@ def _algorithms_setting(value: Any, key: str, file: str) -> tuple[str, ...]:
     result = []
     for i, entry in enumerate(entries):
         name = canonical_algorithm(entry) if isinstance(entry, str) and entry.strip() else None
+        exact = {a.lower(): a for a in ASTRA_SPELLINGS}.get(str(entry).strip().lower())
+        if exact is not None and str(entry).strip() != exact:
+            # Sys::Sys compares the names as they are: another case aborts the run.
+            raise InputError(f"ASTRA-sim spells it {exact} (it compares names exactly and "
+                             "stops on any other spelling)", f"{key}[{i}]", entry, file)
         if name is None:
             raise InputError(
                 f"unknown algorithm (expected one of {', '.join(ALGORITHMS)})",
