@@ -20,6 +20,7 @@ given), so the result is never worse than any of them under the policy it is mad
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -178,6 +179,9 @@ class DesignProblem:
     max_GBps: tuple[float, ...] = ()
     endpoint_delay_ns: float = 0.0
     intra: str = "fifo"
+    #: Every searched bandwidth a multiple of this (GB/s; 0: continuous). The budget is
+    #: then an upper limit: a design spends what whole steps allow.
+    step_GBps: float = 0.0
 
     def __post_init__(self) -> None:
         n = self.network.ndims
@@ -214,6 +218,15 @@ class DesignProblem:
         active = self.active_dims
         if not active:
             raise InputError("no collective crosses any dimension", "workload", None)
+        if not (self.step_GBps >= 0 and math.isfinite(self.step_GBps)):
+            raise InputError("must be a finite number >= 0", "step", self.step_GBps)
+        if self.step_GBps:
+            for d in active:
+                if self.min_GBps[d] < self.max_GBps[d] and \
+                        self._step_floor(d) > self.max_GBps[d] * (1 + 1e-12):
+                    raise InputError(f"no multiple of the {self.step_GBps:g} GB/s step in "
+                                     f"{self.min_GBps[d]:g}..{self.max_GBps[d]:g} GB/s",
+                                     f"dimension {d}", self.max_GBps[d])
         floor = sum(self.costs[d] * self._floor(d) for d in range(n))
         if floor > self.budget * (1 + 1e-12):
             raise InputError(f"is below what the minimum bandwidths cost ({floor:g})",
@@ -232,6 +245,40 @@ class DesignProblem:
 
     def _floor(self, d: int) -> float:
         return max(self.min_GBps[d], MIN_BANDWIDTH_GBPS)
+
+    def _step_floor(self, d: int) -> float:
+        g = self.step_GBps
+        return max(g, math.ceil(self.min_GBps[d] / g - 1e-9) * g)
+
+    def _stepped(self, d: int) -> bool:
+        return bool(self.step_GBps) and d in self.active_dims and \
+            self.min_GBps[d] < self.max_GBps[d]
+
+    def snap(self, bandwidths_GBps: Sequence[float]) -> tuple[float, ...]:
+        """A design on the step grid within the budget: each free dimension rounded down to a
+        step, then steps added back where they fit, largest rounding loss first."""
+        g = self.step_GBps
+        bw = list(self.project(bandwidths_GBps))
+        if not g:
+            return tuple(bw)
+        loss = {}
+        for d in range(len(bw)):
+            if self._stepped(d):
+                top = math.floor(self.max_GBps[d] / g + 1e-9) * g if math.isfinite(
+                    self.max_GBps[d]) else math.inf
+                snapped = min(max(math.floor(bw[d] / g + 1e-9) * g, self._step_floor(d)), top)
+                loss[d] = bw[d] - snapped
+                bw[d] = snapped
+        added = True
+        while added:
+            added = False
+            for d in sorted(loss, key=lambda d: (-loss[d], d)):
+                if self.cost(bw) + self.costs[d] * g <= self.budget * (1 + 1e-12) and \
+                        bw[d] + g <= self.max_GBps[d] * (1 + 1e-12):
+                    bw[d] += g
+                    loss[d] -= g
+                    added = True
+        return tuple(bw)
 
     def cost(self, bandwidths_GBps: Sequence[float]) -> float:
         """The price of a design."""
@@ -381,6 +428,60 @@ def libra_design(problem: DesignProblem) -> tuple[float, ...]:
                    10 * DEFAULT_EVALUATIONS)[0]
 
 
+#: Route designs are start points up to this many dimensions (d! of them).
+ROUTE_STARTS_MAX_DIMS = 5
+#: The search runs from this many of the best start points.
+SEARCH_STARTS = 3
+
+
+def route_designs(problem: DesignProblem) -> dict[str, tuple[float, ...]]:
+    """For each order of the dimensions, the fluid design of the workload run in that order
+    (bandwidth in proportion to the bytes each dimension carries, weighted by the
+    collectives' weights): start points that the fixed-order LIBRA design is one of."""
+    active = problem.active_dims
+    if len(active) > ROUTE_STARTS_MAX_DIMS:
+        return {}
+    out = {}
+    for route in itertools.permutations(active):
+        traffic = [0.0] * problem.network.ndims
+        for item in problem.items:
+            rounds = 2.0 if item.kind == "all-reduce" else 1.0
+            before = 1
+            for d in route:
+                n = item.group[d]
+                if n > 1:
+                    traffic[d] += item.weight * rounds * item.size_bytes * (n - 1) / n / before
+                    before *= n
+        weighted = sum(c * t for c, t in zip(problem.costs, traffic, strict=True))
+        if weighted > 0:
+            out["route " + ",".join(map(str, route))] = problem.project(
+                [problem.budget * t / weighted for t in traffic])
+    return out
+
+
+def lattice_designs(problem: DesignProblem, most: int) -> dict[str, tuple[float, ...]]:
+    """The coarse grid of budget shares in multiples of 1/m over the active dimensions
+    (every dimension at least one share), m the largest with at most ``most`` points:
+    deterministic start points that cover the whole budget simplex."""
+    active = problem.active_dims
+    k = len(active)
+    if k < 2 or most < 1:
+        return {}
+    m = k  # shares of 1/m, each dimension >= 1: C(m-1, k-1) points
+    while math.comb(m, k - 1) <= most:
+        m += 1
+    fixed = sum(problem.costs[d] * problem._floor(d) for d in range(problem.network.ndims))
+    spend = problem.budget - fixed
+    out = {}
+    for cuts in itertools.combinations(range(1, m), k - 1):
+        parts = [b - a for a, b in zip((0, *cuts), (*cuts, m), strict=True)]
+        bw = [problem._floor(d) for d in range(problem.network.ndims)]
+        for d, part in zip(active, parts, strict=True):
+            bw[d] += spend * part / m / problem.costs[d]
+        out["grid " + ":".join(map(str, parts))] = problem.project(bw)
+    return out
+
+
 def _moves(problem: DesignProblem, bw: tuple[float, ...], delta: float
            ) -> Iterable[tuple[float, ...]]:
     """Every design one move away: ``delta`` of budget from dimension i to dimension j."""
@@ -426,6 +527,61 @@ def _search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], flo
     return best, best_ns, used
 
 
+def _step_moves(problem: DesignProblem, bw: tuple[float, ...], k: int
+                ) -> Iterable[tuple[float, ...]]:
+    """Designs ``k`` steps away on the grid: k steps from i to j, the price of k steps of i
+    spent on j in whole steps, or k more steps on j where the budget allows."""
+    g = problem.step_GBps
+    free = [d for d in problem.active_dims if problem._stepped(d)]
+    seen = set()
+    for i in [None, *free]:
+        for j in free:
+            if i == j:
+                continue
+            gains = [k] if i is None else sorted({k, math.floor(k * problem.costs[i] /
+                                                                problem.costs[j] + 1e-9)})
+            for gain in gains:
+                if gain < 1:
+                    continue
+                new = list(bw)
+                if i is not None:
+                    new[i] -= k * g
+                    if new[i] < problem._step_floor(i) - 1e-9:
+                        continue
+                new[j] += gain * g
+                cand = tuple(new)
+                if cand in seen or new[j] > problem.max_GBps[j] * (1 + 1e-12) or \
+                        problem.cost(cand) > problem.budget * (1 + 1e-12):
+                    continue
+                seen.add(cand)
+                yield cand
+
+
+def _step_search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], float],
+                 start: tuple[float, ...], evaluations: int) -> tuple[tuple[float, ...], float]:
+    """The pattern search on the step grid: best move of k steps, k halved when none
+    improves, down to one step (or until the budget of evaluations ends)."""
+    best, best_ns = start, objective(start)
+    used = 1
+    k = 1
+    while 2 * k * problem.step_GBps * max(problem.costs) <= problem.budget / 4:
+        k *= 2
+    while k >= 1 and used < evaluations:
+        move, move_ns = None, best_ns
+        for cand in _step_moves(problem, best, k):
+            if used >= evaluations:
+                break
+            value = objective(cand)
+            used += 1
+            if value < move_ns * (1 - 1e-9):
+                move, move_ns = cand, value
+        if move is None:
+            k //= 2
+        else:
+            best, best_ns = move, move_ns
+    return best, best_ns
+
+
 def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALUATIONS,
            starts: dict[str, tuple[float, ...]] | None = None,
            evaluator: DesignEvaluator | None = None) -> Design:
@@ -446,10 +602,31 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
         points["bound"] = design(problem, BOUND, evaluations, evaluator=ev).bandwidths_GBps
     for name, bw in (starts or {}).items():
         points[name] = problem.project(bw)
+    points |= {n: bw for n, bw in route_designs(problem).items() if n not in points}
+    points |= lattice_designs(problem, evaluations // 2)
+    if problem.step_GBps:
+        points = {name: problem.snap(bw) for name, bw in points.items()}
     starts_ns = {name: ev(policy, bw) for name, bw in points.items()}
-    first = min(starts_ns, key=lambda n: (starts_ns[n], list(points).index(n)))
+    order = sorted(starts_ns, key=lambda n: (starts_ns[n], list(points).index(n)))
+    first = order[0]
     before = ev.evaluations
-    bw, value, _ = _search(problem, lambda b: ev(policy, b), points[first], evaluations)
+    free = problem if not problem.step_GBps else DesignProblem(
+        problem.network, problem.items, problem.budget, problem.costs, problem.min_GBps,
+        problem.max_GBps, problem.endpoint_delay_ns, problem.intra)
+    bw, value = points[first], starts_ns[first]
+    for name in order[:SEARCH_STARTS]:  # the best starts, while evaluations remain
+        left = evaluations - (ev.evaluations - before)
+        if left < 1:
+            break
+        found, found_ns, _ = _search(free, lambda b: ev(policy, b), points[name], left)
+        if problem.step_GBps:
+            found = problem.snap(found)
+            found_ns = ev(policy, found)
+        if found_ns < value * (1 - 1e-12):
+            bw, value, first = found, found_ns, name
+    if problem.step_GBps:
+        left = max(1, evaluations - (ev.evaluations - before))
+        bw, value = _step_search(problem, lambda b: ev(policy, b), bw, left)
     return Design(policy, bw, value, problem.cost(bw), first, starts_ns,
                   ev.evaluations - before)
 

@@ -51,6 +51,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                        ("--fixed-bandwidth", "fixed")):
         p.add_argument(flag, default=None, metavar="D=GBps,...",
                        help=f"{what} bandwidth of dimensions, e.g. 0=100,3=12.5")
+    p.add_argument("--step", type=float_arg("--step"), default=0.0, metavar="GBps",
+                   help="every designed bandwidth a multiple of this (e.g. one link's speed; "
+                        "the budget is then a limit); default 0: continuous")
     p.add_argument("--intra", default="fifo",
                    help="intra-dimension discipline of simulated policies ({disciplines}; "
                         "default fifo)")
@@ -169,8 +172,10 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         if lo[d] > hi[d]:
             raise InputError(f"minimum {lo[d]:g} above maximum {hi[d]:g} GB/s",
                              "--max-bandwidth", f"{d}={hi[d]:g}")
+    if not (0 <= args.step < math.inf):
+        raise InputError("must be a finite number >= 0", "--step", args.step)
     problem = DesignProblem(network, items, float(budget), costs, tuple(lo), tuple(hi),
-                            float(args.endpoint_delay), args.intra)
+                            float(args.endpoint_delay), args.intra, float(args.step))
     return problem, what, libra
 
 

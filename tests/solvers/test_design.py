@@ -158,3 +158,25 @@ def test_bad_problems_are_refused(kwargs, key) -> None:
     net = _net(("Ring", 4), ("Ring", 4))
     with pytest.raises(InputError, match=key.replace("[", r"\[")):
         DesignProblem(net, _all_reduce(net), **kwargs)
+
+
+def test_steps_keep_every_bandwidth_on_the_grid_within_the_budget() -> None:
+    # 25 GB/s links, 390 $ at prices (1, 2, 1): whole steps only, never above the budget,
+    # and no worse than the even split and LIBRA's design snapped to the grid.
+    net = _net(("Ring", 4), ("FullyConnected", 4), ("Switch", 4))
+    problem = DesignProblem(net, _all_reduce(net), 390.0, (1.0, 2.0, 1.0), step_GBps=25.0)
+    ev = DesignEvaluator(problem)
+    found = design(problem, "themis", evaluations=80, evaluator=ev)
+    for b in found.bandwidths_GBps:
+        assert b / 25.0 == pytest.approx(round(b / 25.0)) and b >= 25.0
+    assert found.cost <= 390.0 + 1e-9
+    assert found.cost > 390.0 - 25.0  # no whole step left unspent on the cheapest dimension
+    assert found.time_ns <= ev("themis", problem.snap(even_split(problem)))
+    assert found.time_ns <= ev("themis", problem.snap(libra_design(problem)))
+
+
+def test_a_step_outside_a_dimensions_range_is_refused() -> None:
+    net = _net(("Ring", 4), ("Ring", 4))
+    with pytest.raises(InputError, match="no multiple"):
+        DesignProblem(net, _all_reduce(net), 100.0, min_GBps=(10.0, 0.0),
+                      max_GBps=(20.0, 100.0), step_GBps=25.0)
