@@ -28,7 +28,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "analyse": ("compare", "spec", "sweep", "report"),
     "train": ("train",),
     "train_report": ("train-report",),
-    "design": ("design",),
+    "design": ("design", "design-report"),
 }
 
 

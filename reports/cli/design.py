@@ -67,6 +67,25 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each design's budget share per dimension side by side")
     p.set_defaults(func=cmd_design)
+    r = sub.add_parser("design-report", help="remake reports/design: designs on LIBRA's 4-D "
+                                             "network per scheduler, with the regret table")
+    r.add_argument("--libra", required=True, metavar="DIR",
+                   help="LIBRA's inputs folder (e.g. ../shared/reference/libra)")
+    r.add_argument("--out", required=True, metavar="DIR", help="the report folder")
+    r.add_argument("--evaluations", type=int_arg("--evaluations"), default=200, metavar="N",
+                   help="evaluations of each policy's search (default 200)")
+    r.set_defaults(func=cmd_design_report)
+
+
+def cmd_design_report(args: argparse.Namespace) -> int:
+    """``themis design-report``."""
+    if args.evaluations < 1:
+        raise InputError("must be at least 1", "--evaluations", args.evaluations)
+    from reports.report.design import build_design_report
+
+    files = build_design_report(args.libra, args.out, args.evaluations)
+    print(f"wrote {len(files)} files to {args.out}: {', '.join(files)}")
+    return 0
 
 
 def _dimension_values(text: str | None, flag: str, ndims: int) -> dict[int, float]:
