@@ -30,10 +30,12 @@ from themis.instance import Instance
 from themis.metrics import ideal_ns
 from themis.policies import policy_names
 from themis.simulator import SimConfig, makespan_ns
+from themis.training import TrainingConfig, simulate_training
 from topologies.errors import InputError
 from topologies.libra import LibraCollective
 from topologies.network import Dimension, Network
 from topologies.units import MIN_BANDWIDTH_GBPS, GBps_to_bytes_per_ns
+from topologies.workload import Workload
 
 
 @dataclass(frozen=True)
@@ -110,10 +112,16 @@ DEFAULT_EVALUATIONS = 200
 MIN_MOVE_SHARE = 1e-3
 
 
-def design_policy_names() -> tuple[str, ...]:
+def design_policy_names(training: bool = False) -> tuple[str, ...]:
     """What a design can be made for: every registered policy but ``fixed``, the route-LP
-    ``bound`` and LIBRA's fluid fixed-order model ``libra``."""
-    return (*(p for p in policy_names() if p != "fixed"), BOUND, LIBRA)
+    ``bound`` and LIBRA's fluid fixed-order model ``libra``; for a training iteration the
+    training-level policies (``auto``, ...) too, and not ``libra``."""
+    simulated = tuple(p for p in policy_names() if p != "fixed")
+    if training:
+        from themis.training.routing import training_policy_names
+
+        return (*simulated, *training_policy_names(), BOUND)
+    return (*simulated, BOUND, LIBRA)
 
 
 @dataclass(frozen=True)
@@ -162,6 +170,16 @@ def workload_items(collectives: Iterable[LibraCollective],
 
 
 @dataclass(frozen=True)
+class TrainingSpec:
+    """A training iteration as the design objective: ``train``'s engine runs ``workload``
+    with ``config`` (its policy replaced by the one designed for); ``bound`` is the
+    iteration lower bound of that run."""
+
+    workload: Workload
+    config: TrainingConfig
+
+
+@dataclass(frozen=True)
 class DesignProblem:
     """A network shape, a workload and a budget: what :func:`design` solves.
 
@@ -182,6 +200,8 @@ class DesignProblem:
     #: Every searched bandwidth a multiple of this (GB/s; 0: continuous). The budget is
     #: then an upper limit: a design spends what whole steps allow.
     step_GBps: float = 0.0
+    #: A training iteration as the objective instead of ``items`` (then empty).
+    training: TrainingSpec | None = None
 
     def __post_init__(self) -> None:
         n = self.network.ndims
@@ -203,7 +223,7 @@ class DesignProblem:
                 raise InputError("must be a positive finite price", f"cost[{d}]", c)
             if not 0 <= lo <= hi:
                 raise InputError(f"bounds {lo}..{hi} GB/s are empty", f"dimension {d}", lo)
-        if not self.items:
+        if not self.items and self.training is None:
             raise InputError("no collective to design for", "workload", None)
         for item in self.items:
             if len(item.group) != n:
@@ -240,7 +260,10 @@ class DesignProblem:
 
     @property
     def active_dims(self) -> tuple[int, ...]:
-        """Dimensions some collective crosses."""
+        """Dimensions some collective crosses (a training iteration: every dimension of more
+        than one NPU)."""
+        if self.training is not None:
+            return self.network.active_dims
         return tuple(sorted({d for item in self.items for d in item.dims()}))
 
     def _floor(self, d: int) -> float:
@@ -363,6 +386,21 @@ class DesignEvaluator:
                            endpoint_delay_ns=self.problem.endpoint_delay_ns)
         return makespan_ns(sub, [coll], config)
 
+    def training_ns(self, policy: str, network: Network) -> float:
+        """The iteration's end under ``policy`` (``bound``: its iteration lower bound)."""
+        spec = self.problem.training
+        assert spec is not None
+        if policy == LIBRA:
+            raise InputError("LIBRA's fluid model times collective mixes, not a training "
+                             "iteration", "--policy", policy)
+        from dataclasses import replace
+
+        cfg = replace(spec.config, policy="baseline" if policy == BOUND else policy)
+        result = simulate_training(spec.workload, network, cfg, bound=policy == BOUND)
+        if policy == BOUND:
+            return float(result.lower_bound_ns or 0.0)
+        return float(result.end_ns)
+
     def __call__(self, policy: str, bandwidths_GBps: Sequence[float]) -> float:
         """``sum_i w_i T_i`` of the workload on this design under ``policy`` (ns)."""
         key = (policy, tuple(round(b, 9) for b in bandwidths_GBps))
@@ -371,6 +409,12 @@ class DesignEvaluator:
             return hit
         self.evaluations += 1
         network = self.problem.network_with(bandwidths_GBps)
+        if self.problem.training is not None:
+            value = self.training_ns(policy, network)
+            if len(self._cache) >= self.cache_size:
+                self._cache.pop(next(iter(self._cache)))
+            self._cache[key] = value
+            return value
         value = sum(item.weight * self.item_ns(policy, network, item)
                     for item in self.problem.items if item.weight)
         if len(self._cache) >= self.cache_size:
@@ -591,13 +635,19 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     policy) and ``starts``; the search starts from the best of them under ``policy``, so
     the result is never worse than any of them. Deterministic: same inputs, same design.
     """
-    if policy not in design_policy_names():
-        raise InputError(f"unknown design policy (one of {', '.join(design_policy_names())})",
-                         "--policy", policy)
+    names = design_policy_names(problem.training is not None)
+    if policy not in names:
+        raise InputError(f"unknown design policy (one of {', '.join(names)})", "--policy",
+                         policy)
     if evaluations < 1:
         raise InputError("must be at least 1", "--evaluations", evaluations)
     ev = evaluator or DesignEvaluator(problem)
-    points = {"even": even_split(problem), "libra": libra_design(problem)}
+    points = {"even": even_split(problem)}
+    if problem.training is None:
+        points["libra"] = libra_design(problem)
+    elif policy == LIBRA:
+        raise InputError("LIBRA's fluid model times collective mixes, not a training "
+                         "iteration", "--policy", policy)
     if policy not in (BOUND, LIBRA):
         points["bound"] = design(problem, BOUND, evaluations, evaluator=ev).bandwidths_GBps
     for name, bw in (starts or {}).items():

@@ -43,8 +43,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--chunks", type=int_arg("--chunks"), default=DEFAULT_DESIGN_CHUNKS,
                    help=f"chunks per collective (default {DEFAULT_DESIGN_CHUNKS})")
     p.add_argument("--workload", metavar="FILE",
-                   help="a LIBRA workload file (with --communicator): its collectives, each on "
-                        "its phase's group, times summed as LIBRA does")
+                   help="with --communicator: a LIBRA workload file (its collectives, each on "
+                        "its phase's group, times summed as LIBRA does); without: an ASTRA-sim "
+                        "1.0 workload file or bundled name, designed for its training iteration "
+                        "(train's engine, alpha-beta timing)")
     p.add_argument("--communicator", metavar="FILE",
                    help="a LIBRA communicator file (group size per dimension per phase)")
     for flag, what in (("--min-bandwidth", "minimum"), ("--max-bandwidth", "maximum"),
@@ -158,7 +160,21 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         costs, budget = (1.0,) * n, args.total_bandwidth
     if args.chunks < 1:
         raise InputError("must be at least 1", "--chunks", args.chunks)
-    if args.workload is not None:
+    training = None
+    if args.workload is not None and args.communicator is None:
+        if args.size is not None:
+            raise InputError("--size is for one all-reduce; a workload gives its sizes",
+                             "--size", args.size)
+        from solvers.design import TrainingSpec
+        from themis.training import TrainingConfig
+        from topologies.workload import load_workload
+
+        training = TrainingSpec(load_workload(args.workload), TrainingConfig(
+            timing="alpha-beta", intra=args.intra, chunks=args.chunks,
+            endpoint_delay_ns=float(args.endpoint_delay)))
+        items: tuple = ()
+        what = "end_ns"
+    elif args.workload is not None:
         if args.size is not None:
             raise InputError("--size is for one all-reduce; a workload gives its sizes",
                              "--size", args.size)
@@ -194,7 +210,7 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
     if not (0 <= args.step < math.inf):
         raise InputError("must be a finite number >= 0", "--step", args.step)
     problem = DesignProblem(network, items, float(budget), costs, tuple(lo), tuple(hi),
-                            float(args.endpoint_delay), args.intra, float(args.step))
+                            float(args.endpoint_delay), args.intra, float(args.step), training)
     return problem, what, libra
 
 
@@ -203,7 +219,7 @@ def cmd_design(args: argparse.Namespace) -> int:
     from solvers.design import DEFAULT_EVALUATIONS, design_policy_names, design_study
     from themis.disciplines import discipline_names
 
-    names = design_policy_names()
+    names = design_policy_names(args.workload is not None and args.communicator is None)
     if args.policy not in names:
         raise InputError(f"unknown policy (one of {', '.join(names)})", "--policy", args.policy)
     if args.intra not in discipline_names():
@@ -265,9 +281,14 @@ def _print(problem: Any, study: Any, policy: str, what: str) -> None:
     chosen = study.designs[policy]
     unit = "GB/s per NPU (total bandwidth)" if set(problem.costs) == {1.0} else \
         "per NPU (cost model)"
-    first = problem.items[0]
-    work = (f"one all-reduce of {first.size_bytes} bytes in {first.chunks} chunks"
-            if what == "makespan_ns" else f"{len(problem.items)} collectives (weighted sum)")
+    first = problem.items[0] if problem.items else None
+    if problem.training is not None:
+        work = f"one training iteration of {problem.training.workload.name}"
+    elif what == "makespan_ns":
+        assert first is not None
+        work = f"one all-reduce of {first.size_bytes} bytes in {first.chunks} chunks"
+    else:
+        work = f"{len(problem.items)} collectives (weighted sum)"
     print(f"design for {policy}: {work} on {_shape(problem.network)} "
           f"({problem.network.npus} NPUs), budget {problem.budget:g} {unit}")
     rows = [[d, dim.kind, dim.npus, bw, f"{100 * c * bw / problem.budget:.1f}%"]

@@ -74,3 +74,17 @@ def test_cost_file_of_the_wrong_length(tmp_path, capsys) -> None:
     assert main(["design", str(_net(tmp_path)), "--cost", str(cost), "--budget", "100"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cost_per_GBps" in err and str(cost) in err
+
+
+def test_training_workload_design(tmp_path, capsys) -> None:
+    net = tmp_path / "net.yml"
+    net.write_text("topology: [ Ring, Switch ]\nnpus_count: [ 4, 4 ]\n"
+                   "bandwidth: [ 1, 1 ]\nlatency: [ 0, 0 ]\n")
+    assert main(["design", str(net), "--total-bandwidth", "200", "--workload", "resnet50",
+                 "--chunks", "8", "--policy", "baseline", "--regret", "baseline",
+                 "--evaluations", "10", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["end_ns"] > 0 and sum(result["bandwidths_GBps"]) == pytest.approx(200.0)
+    assert main(["design", str(net), "--total-bandwidth", "200", "--workload", "resnet50",
+                 "--policy", "libra"]) == 2
+    assert "--policy" in capsys.readouterr().err

@@ -180,3 +180,26 @@ def test_a_step_outside_a_dimensions_range_is_refused() -> None:
     with pytest.raises(InputError, match="no multiple"):
         DesignProblem(net, _all_reduce(net), 100.0, min_GBps=(10.0, 0.0),
                       max_GBps=(20.0, 100.0), step_GBps=25.0)
+
+
+def test_a_training_design_is_trains_end_on_that_network() -> None:
+    # A training iteration as the objective: the design's time is train's end on the
+    # designed network, no worse than the even split's; the bound is the iteration bound.
+    from solvers.design import TrainingSpec
+    from themis.training import TrainingConfig, simulate_training
+    from topologies.workload import load_workload
+
+    net = _net(("Ring", 4), ("Switch", 4))
+    cfg = TrainingConfig(timing="alpha-beta", intra="scf", chunks=8, endpoint_delay_ns=0.0)
+    spec = TrainingSpec(load_workload("resnet50"), cfg)
+    problem = DesignProblem(net, (), 200.0, training=spec)
+    ev = DesignEvaluator(problem)
+    found = design(problem, "themis", evaluations=30, evaluator=ev)
+    end = simulate_training(spec.workload, problem.network_with(found.bandwidths_GBps),
+                            TrainingConfig(timing="alpha-beta", policy="themis", intra="scf",
+                                           chunks=8, endpoint_delay_ns=0.0), bound=False)
+    assert found.time_ns == end.end_ns
+    assert found.time_ns <= ev("themis", even_split(problem))
+    assert ev(BOUND, found.bandwidths_GBps) <= found.time_ns
+    with pytest.raises(InputError, match="libra"):
+        design(problem, LIBRA, evaluations=5)
