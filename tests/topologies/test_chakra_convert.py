@@ -67,3 +67,35 @@ def test_micro_known_answer() -> None:
 def test_what_chakras_converter_stops_on_is_one_error(text, key) -> None:
     with pytest.raises(InputError, match=key):
         convert_workload(text, 2, 1, file="w.txt")
+
+
+def test_a_rank_that_differs_from_the_first_is_checked_on_its_own(tmp_path) -> None:
+    # Ranks equal to rank 0 up to an id offset are checked by that comparison; one whose
+    # dependency dangles is not equal, so the full check runs and names its file.
+    from topologies.chakra.ranks import read_ets
+    from topologies.chakra.trace import write_et
+
+    line = "-1 5 NONE 0 5 NONE 0 5 ALLREDUCE 64 0"
+    text = f"DATA\n2\na {line}\nb {line}\n"
+    made = convert_workload(text, 3)
+    for rank, trace in made.items():
+        write_et(trace, tmp_path / f"w.{rank}.et")
+    assert len(read_ets(tmp_path / "w")) == 3
+    bad = made[2]
+    bad.nodes[-1].data_deps.append(999_999)
+    write_et(bad, tmp_path / "w.2.et")
+    with pytest.raises(InputError, match=r"w\.2\.et.*999999|999999.*w\.2\.et"):
+        read_ets(tmp_path / "w")
+
+
+@needs_runs
+def test_fast_and_general_node_decoders_agree() -> None:
+    # Every node of one rank of every run decodes the same through both paths.
+    from topologies.chakra.et import decode_node
+    from topologies.chakra.fast import read_node
+    from topologies.chakra.wire import iter_delimited
+
+    for run in _runs():
+        data = sorted(run.glob("*.et"))[0].read_bytes()
+        for _, payload in list(iter_delimited(data))[1:]:
+            assert read_node(payload) == decode_node(payload)
