@@ -32,7 +32,7 @@ from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.chakra.types import CommType, NodeType
 from topologies.errors import InputError
-from topologies.network import Network
+from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
 
 #: ET collective types -> the project's collective kinds.
@@ -97,26 +97,46 @@ class _Collectives:
         self.network, self.system, self.file = network, system, file
         self.policy, self.intra = policy, intra
         self.splits = system.chunks or 1
-        self._memo: dict[tuple[str, int], int] = {}
+        self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
 
-    def time_ns(self, node: Node, kind: str, comm_size: int) -> int:
-        key = (kind, comm_size)
+    def time_ns(self, node: Node, kind: str, comm_size: int,
+                dims: tuple[bool, ...] | None = None) -> int:
+        """The collective's 2.x time alone; ``dims`` (``involved_dim``) masks dimensions."""
+        key = (kind, comm_size, dims)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
         from themis.astra2_run import simulate_astra2
+        from themis.timing.astra2 import astra2_chunking
 
-        size = comm_size * self.network.npus if kind == "all-gather" else comm_size
+        npus = self.network.npus
+        size = comm_size * npus if kind == "all-gather" else comm_size
         if size == 0 and kind != "all-gather":
             # A converted NONE: Sys::determine_chunk_size raises the 0-byte chunk to N and
             # rewrites the size to splits x N (a latency-bound collective).
-            size = self.splits * self.network.npus
+            size = self.splits * npus
         elif size == 0:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): an all-gather of "
                              "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
+        network, coll = self.network, Collective(kind, size, self.splits)
+        if dims is not None and not all(dims):
+            # Sys::generate_collective skips the phases of dimensions not involved; the
+            # chunks are still cut against every NPU (determine_chunk_size's total_nodes).
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            try:
+                run_size, count = astra2_chunking(coll, self.network)
+            except InputError as err:
+                raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
+                                 err.field, err.value) from None
+            if kind == "all-gather":  # each NPU's shard chunks, gathered over the group
+                chunk = run_size // (count * npus)
+                coll = Collective(kind, count * chunk * network.npus, count)
+            else:
+                coll = Collective(kind, run_size, count)
         try:
-            res = simulate_astra2(self.network, self.system,
-                                  Collective(kind, size, self.splits), policy=self.policy,
+            res = simulate_astra2(network, self.system, coll, policy=self.policy,
                                   intra=self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
@@ -127,16 +147,17 @@ class _Collectives:
 
 
 def _classify(node: Node, file: str, ndims: int, npus: int,
-              groups: Mapping[str, list[int]]) -> tuple[str, str, int]:
-    """(what the node is, its collective kind, its comm size)."""
+              groups: Mapping[str, list[int]]
+              ) -> tuple[str, str, int, tuple[bool, ...] | None]:
+    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask)."""
     where = f"{file}: node {node.id} ({node.name})"
     t = node.type
     if t == NodeType.COMP_NODE:
-        return "compute", "", 0
+        return "compute", "", 0, None
     if t == NodeType.COMM_COLL_NODE:
         ctype = _int_attr(node, "comm_type")
         if ctype is None:  # a PyTorch c10d control node: no collective
-            return "control", "", 0
+            return "control", "", 0, None
         kind = KINDS.get(CommType(ctype)) if ctype in CommType._value2member_map_ else None
         if kind is None:
             raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
@@ -149,10 +170,19 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
                              size)
         dims = node.attr("involved_dim")
-        if dims is not None and isinstance(dims.value, list) \
-                and not all(dims.value[:ndims]):
-            raise InputError(f"{where}: a collective on part of the dimensions is not "
-                             "modelled yet", "involved_dim", dims.value)
+        mask: tuple[bool, ...] | None = None
+        if dims is not None:
+            if dims.kind != "bool_list" or not isinstance(dims.value, list):
+                raise InputError(f"{where}: involved_dim must be a bool list (ASTRA-sim 2.x "
+                                 "stops on another type)", "involved_dim", dims.kind)
+            if len(dims.value) < ndims:
+                raise InputError(f"{where}: involved_dim has {len(dims.value)} entries for "
+                                 f"{ndims} dimensions (2.x would read past it)",
+                                 "involved_dim", dims.value)
+            mask = tuple(bool(v) for v in dims.value[:ndims])
+            if not any(mask):
+                raise InputError(f"{where}: involved_dim selects no dimension",
+                                 "involved_dim", dims.value)
         pg = node.attr("pg_name")
         if pg is not None and pg.value not in ("", None):
             members = groups.get(str(pg.value))
@@ -162,10 +192,10 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             if len(members) != npus:
                 raise InputError(f"{where}: a collective on a group smaller than the "
                                  "system is not modelled yet", "pg_name", pg.value)
-        return "collective", kind, size
+        return "collective", kind, size, mask
     if t == NodeType.METADATA_NODE or (
             t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
-        return "control", "", 0
+        return "control", "", 0, None
     raise InputError(f"{where}: this node type is not modelled yet", "type",
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
@@ -190,12 +220,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 
     def start(i: int) -> None:
         nonlocal seq
-        kind, coll, size = what[i]
+        kind, coll, size, mask = what[i]
         node = nodes[i]
         if kind == "compute":
             dur = node.duration_micros * NS_PER_MICRO
         elif kind == "collective":
-            dur = colls.time_ns(node, coll, size)
+            dur = colls.time_ns(node, coll, size, mask)
         else:
             dur = 0
         if kind != "control":
@@ -219,7 +249,7 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
     issue_ready()
     while events:
         now, _, i = heapq.heappop(events)
-        kind, coll, size = what[i]
+        kind, coll, size, _mask = what[i]
         if kind != "control":
             busy[kind] = False
         node = nodes[i]
