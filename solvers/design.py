@@ -417,27 +417,13 @@ class DesignEvaluator:
         """One collective run as ``simulate --timing T --system FILE`` runs it (the
         timing's system-file runner); dimensions outside the group keep their place with
         one NPU, so the file's per-dimension algorithms still line up."""
-        from dataclasses import replace
-
-        from themis.policies import make_policy
-        from themis.runkind import RunKind
-
         sub = Network(tuple(Dimension(d.kind, item.group[i] if item.group[i] > 1 else 1,
                                       d.bandwidth_GBps, d.latency_ns)
                             for i, d in enumerate(network.dims)), name=network.name)
-        system = self.problem.system or SystemConfig()
-        if self.problem.runner == "astra-2":
-            from themis.astra2_run import simulate_astra2
+        from themis.system_run import run_system
 
-            return float(simulate_astra2(sub, system, coll, policy=policy,
-                                         intra=self.problem.intra).makespan_ns)
-        from themis.astra_run import simulate_astra
-
-        own = RunKind.of(self.problem.timing).own(policy)
-        cfg = replace(system, chunks=coll.chunks, intra=self.problem.intra,
-                      inter=policy if own else system.inter)
-        return float(simulate_astra(sub, cfg, coll,
-                                    policy=None if own else make_policy(policy)).makespan_ns)
+        return float(run_system(sub, self.problem.system, coll, self.problem.timing, policy,
+                                self.problem.intra).makespan_ns)
 
     def training_ns(self, policy: str, network: Network) -> float:
         """The iteration's end under ``policy`` (``bound``: its iteration lower bound)."""

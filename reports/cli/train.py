@@ -221,9 +221,10 @@ def _train_et(args: argparse.Namespace) -> int:
     from topologies.chakra.trace import read_et
 
     timing = args.timing or "astra-sim-2"
-    if timing_meaning(timing).runner != "astra-2":
-        raise InputError("Chakra traces run under ASTRA-sim 2.x's semantics only so far "
-                         "(--timing astra-sim-2)", "--timing", timing)
+    try:
+        timing_meaning(timing)
+    except InputError as err:
+        raise InputError(err.reason, "--timing", timing) from None
     for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
                         ("--gantt", args.gantt)):
@@ -256,7 +257,7 @@ def _train_et(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     policy = args.policy or system.inter or "baseline"
     intra = args.intra or system.intra or "fifo"
-    result = simulate_et(traces, network, system, names, groups, policy, intra)
+    result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",

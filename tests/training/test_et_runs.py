@@ -5,6 +5,7 @@ refusals in one line."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ def test_slots_and_ascending_ids_by_hand(tmp_path, capsys) -> None:
     assert data["end_ns"] == max(8000, max(5000, t) + t)
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--timing", "alpha-beta"), ("--passes", "2")])
+@pytest.mark.parametrize(("flag", "value"), [("--timing", "no-such-timing"), ("--passes", "2")])
 def test_what_is_not_modelled_yet_is_refused_in_one_line(tmp_path, capsys, flag, value) -> None:
     run = _runs()[0]
     code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
@@ -165,3 +166,25 @@ def test_bad_involved_dim_is_one_line(tmp_path, capsys, mask, says) -> None:
                             str(system))
     assert code == 2 and out == "" and err.count("\n") == 1
     assert "involved_dim" in err and says in err
+
+
+@pytest.mark.parametrize("timing", ["alpha-beta", "astra-sim-1.0"])
+def test_other_timings_keep_the_slots_and_time_collectives_their_way(tmp_path, capsys,
+                                                                      timing) -> None:
+    """Under another timing the slots stay 2.x's and each collective takes what ``simulate
+    --timing T --system FILE`` gives it alone, in whole ns (rounded up): compute a (5 us),
+    then a 1 MiB all-reduce after it: the end is 5,000 + ceil(T)."""
+    net = tmp_path / "net.yml"
+    net.write_text(NET_YAML)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM))
+    nodes = [Node(0, "a", 4, duration_micros=5), _coll(1, [0], 1 << 20)]
+    write_et(Trace(GlobalMetadata(), nodes), tmp_path / "t.0.et")
+    assert main(["simulate", str(net), "--system", str(system), "--timing", timing,
+                 "--size", "1MiB", "--chunks", "1", "--policy", "baseline", "--json"]) == 0
+    t = json.loads(capsys.readouterr()[0])["makespan_ns"]
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system), "--timing", timing, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["timing"] == timing and data["end_ns"] == 5000 + math.ceil(t)

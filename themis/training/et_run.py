@@ -24,10 +24,12 @@ not have (reduce, gather, scatter, broadcast, barrier).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
+from themis.timing.base import timing_meaning
 from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.chakra.types import CommType, NodeType
@@ -93,9 +95,11 @@ class _Collectives:
     """Each distinct collective's 2.x time alone, simulated once."""
 
     def __init__(self, network: Network, system: SystemConfig, file: str,
-                 policy: str | None = None, intra: str | None = "fifo") -> None:
+                 policy: str | None = None, intra: str | None = "fifo",
+                 timing: str = "astra-sim-2") -> None:
         self.network, self.system, self.file = network, system, file
-        self.policy, self.intra = policy, intra
+        self.policy, self.intra, self.timing = policy, intra, timing
+        self.astra2 = timing_meaning(timing).runner == "astra-2"
         self.splits = system.chunks or 1
         self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
 
@@ -106,11 +110,14 @@ class _Collectives:
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        from themis.astra2_run import simulate_astra2
+        from themis.system_run import run_system
         from themis.timing.astra2 import astra2_chunking
 
         npus = self.network.npus
         size = comm_size * npus if kind == "all-gather" else comm_size
+        if size == 0 and not self.astra2:
+            self._memo[key] = 0  # nothing to move: only 2.x inflates a 0-byte collective
+            return 0
         if size == 0 and kind != "all-gather":
             # A converted NONE: Sys::determine_chunk_size raises the 0-byte chunk to N and
             # rewrites the size to splits x N (a latency-bound collective).
@@ -118,8 +125,15 @@ class _Collectives:
         elif size == 0:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): an all-gather of "
                              "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
-        network, coll = self.network, Collective(kind, size, self.splits)
-        if dims is not None and not all(dims):
+        network = self.network
+        coll = Collective(kind, size, self.splits if self.astra2 else min(self.splits, size))
+        if dims is not None and not all(dims) and not self.astra2:
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            if kind == "all-gather":
+                coll = Collective(kind, comm_size * network.npus, min(self.splits, comm_size))
+        elif dims is not None and not all(dims):
             # Sys::generate_collective skips the phases of dimensions not involved; the
             # chunks are still cut against every NPU (determine_chunk_size's total_nodes).
             network = Network(tuple(
@@ -136,12 +150,12 @@ class _Collectives:
             else:
                 coll = Collective(kind, run_size, count)
         try:
-            res = simulate_astra2(network, self.system, coll, policy=self.policy,
-                                  intra=self.intra)
+            res = run_system(network, self.system, coll, self.timing,
+                             self.policy or self.system.inter or "baseline", self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
                              err.field, err.value) from None
-        t = int(res.makespan_ns)
+        t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
         return t
 
@@ -268,9 +282,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemConfig,
                 files: Mapping[int, str] | None = None,
                 groups: Mapping[str, list[int]] | None = None,
-                policy: str | None = None, intra: str | None = "fifo") -> ETResult:
+                policy: str | None = None, intra: str | None = "fifo",
+                timing: str = "astra-sim-2") -> ETResult:
     """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
-    2.x's semantics (module docstring). ``files`` names each rank's file in messages;
+    2.x's semantics (module docstring); each collective timed alone under ``timing`` (2.x's
+    own by default; another timing keeps 2.x's slots and times collectives its way, a
+    0-byte one taking no time). ``files`` names each rank's file in messages;
     ``groups`` is the comm-group file (``{"<id>": [npu ids]}``). ``policy`` and ``intra``
     schedule each collective's chunks (default: 2.x's own baseline / FIFO; any registered
     policy and discipline, Themis or the portfolio among them, which 2.x itself cannot
@@ -280,7 +297,7 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
                          f"{len(traces)} ranks", "ranks", len(traces))
     files = files or {r: f"rank {r}" for r in traces}
     groups = groups or {}
-    colls = _Collectives(network, system, files[min(traces)], policy, intra)
+    colls = _Collectives(network, system, files[min(traces)], policy, intra, timing)
     by_rep: dict[int, list[int]] = {}  # ranks equal up to their id offset run once
     for r in sorted(traces):
         for rep, ranks in by_rep.items():
