@@ -16,7 +16,9 @@ Two registries, one name space (``TrainingConfig.policy``, ``themis train
   planner's name to it.
 
 Modules register on import, in the order :mod:`themis.training` (routers)
-and :mod:`themis.planning` (planners) import them; new ones go last.
+and :mod:`themis.planning` (planners) import them; new ones go last. Both are
+imported on first need (:mod:`themis.plugins`): every function here that looks
+a name up or lists names imports them first.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from themis.plans import Plan, PlanShape, Route
+from themis.plugins import load_plugins
 from topologies.network import Network
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -70,14 +73,29 @@ def register_iteration_planner(name: str) -> Callable[[IterationPlanner], Iterat
     return deco
 
 
+#: The bundled routers and planners in the order every list of them follows, whichever
+#: module is imported first; other registered names follow in registration order.
+BUNDLED_ROUTERS: tuple[str, ...] = ("themis-running", "online-mix")
+BUNDLED_PLANNERS: tuple[str, ...] = ("global-mix", "global-online", "auto")
+
+
+def _ordered(names: Sequence[str], bundled: Sequence[str]) -> list[str]:
+    rank = {name: i for i, name in enumerate(bundled)}
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))
+
+
 def router_names() -> list[str]:
-    """Registered routers, in registration order."""
-    return list(_ROUTERS)
+    """Registered routers: :data:`BUNDLED_ROUTERS`, then others in registration order
+    (plug-ins imported first)."""
+    load_plugins()
+    return _ordered(list(_ROUTERS), BUNDLED_ROUTERS)
 
 
 def iteration_planner_names() -> list[str]:
-    """Registered whole-iteration planners, in registration order."""
-    return list(_PLANNERS)
+    """Registered whole-iteration planners: :data:`BUNDLED_PLANNERS`, then others in
+    registration order (plug-ins imported first)."""
+    load_plugins()
+    return _ordered(list(_PLANNERS), BUNDLED_PLANNERS)
 
 
 def training_policy_names() -> list[str]:
@@ -89,12 +107,16 @@ def training_key(name: object) -> str | None:
     """The registered training-only name ``name`` spells (case and spaces ignored),
     else ``None`` (a per-collective policy or a route)."""
     key = str(name).strip().lower()
+    if key not in _ROUTERS and key not in _PLANNERS:
+        load_plugins()  # a plug-in not imported yet may register it
     return key if key in _ROUTERS or key in _PLANNERS else None
 
 
 def make_router(name: str, network: Network, engine: Engine, kind: RunKind,
                 shape: PlanShape) -> Router:
     """A new router ``name`` for one run of kind ``kind`` (its plan shape ``shape``)."""
+    if name not in _ROUTERS:
+        load_plugins()
     return _ROUTERS[name](network, engine, kind, shape)
 
 
@@ -104,6 +126,7 @@ def iteration_planner(name: object) -> IterationPlanner | None:
     return _PLANNERS.get(key) if key is not None else None
 
 
-__all__ = ["IterationPlanner", "Route", "Router", "iteration_planner",
+__all__ = ["BUNDLED_PLANNERS", "BUNDLED_ROUTERS", "IterationPlanner", "Route", "Router",
+           "iteration_planner",
            "iteration_planner_names", "make_router", "register_iteration_planner",
            "register_router", "router_names", "training_key", "training_policy_names"]
