@@ -117,3 +117,37 @@ def test_every_lazy_reexport_resolves(package: str) -> None:
             "try:\n    p.no_such_name\nexcept AttributeError:\n    pass\n"
             "else:\n    raise SystemExit('no AttributeError')")
     _python(code)
+
+
+def test_loaders_run_by_name_by_registry_and_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from themis import plugins
+
+    monkeypatch.setattr(plugins, "_PENDING", [])
+    ran: list[str] = []
+    plugins.add_loader(lambda: ran.append("a"), ("policy",), ("a",))
+    plugins.add_loader(lambda: ran.append("b"), ("policy",), ("b",))
+    plugins.add_loader(lambda: ran.append("t"), ("timing",), ("t",))
+    plugins.add_loader(lambda: ran.append("any"), ("policy", "planner"))
+    plugins.load_plugins("policy", "b")  # the loader declaring it, only
+    assert ran == ["b"]
+    plugins.load_plugins("policy", "zzz")  # declared by none: every policy loader left
+    assert ran == ["b", "a", "any"]
+    assert plugins.pending() == 1
+    plugins.load_plugins()
+    assert ran == ["b", "a", "any", "t"] and plugins.pending() == 0
+
+
+def test_a_loader_queued_by_a_loader_runs_in_the_same_listing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from themis import plugins
+
+    monkeypatch.setattr(plugins, "_PENDING", [])
+    ran: list[str] = []
+
+    def outer() -> None:
+        ran.append("outer")
+        plugins.add_loader(lambda: ran.append("inner"), ("router",))
+
+    plugins.add_loader(outer, ("router",))
+    plugins.load_plugins("router")
+    assert ran == ["outer", "inner"]

@@ -40,7 +40,7 @@ def _load_planning() -> None:
     import themis.planning  # noqa: F401  (registers the planning policies and planners)
 
 
-plugins.add_loader(_load_planning)
+plugins.add_loader(_load_planning, ("policy", "planner"))
 
 
 def __getattr__(name: str) -> Any:

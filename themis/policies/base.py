@@ -152,7 +152,7 @@ BUNDLED_ORDER = ("baseline", "fixed", "themis", "guarded", "lb-mix", "portfolio"
 def policy_names() -> list[str]:
     """Registered policy names (``fixed`` needs a route: give the route itself), the
     plug-ins imported on first need (:mod:`themis.plugins`) included."""
-    load_plugins()
+    load_plugins("policy")
     rank = {name: i for i, name in enumerate(BUNDLED_ORDER)}
     return sorted(_POLICIES, key=lambda n: rank.get(n, len(rank)))
 
@@ -179,7 +179,7 @@ def canonical_policy(name: str) -> str:
         raise InputError(why, "policy", name)
     key = INTER_ALIASES.get(s.lower(), s.lower())
     if key not in _POLICIES and s not in _POLICIES:
-        load_plugins()  # a plug-in not imported yet may register it
+        load_plugins("policy", key)  # a plug-in not imported yet may register it
     if key not in _POLICIES and s in _POLICIES:
         key = s
     if key not in _POLICIES:
@@ -198,5 +198,7 @@ def make_policy(name: str | InterPolicy, **options: object) -> InterPolicy:
         return name
     key = canonical_policy(name)
     if is_route(key):
+        if "fixed" not in _POLICIES:
+            load_plugins("policy", "fixed")
         return _POLICIES["fixed"](key, **options)
     return _POLICIES[key](**options)

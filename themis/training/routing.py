@@ -87,14 +87,14 @@ def _ordered(names: Sequence[str], bundled: Sequence[str]) -> list[str]:
 def router_names() -> list[str]:
     """Registered routers: :data:`BUNDLED_ROUTERS`, then others in registration order
     (plug-ins imported first)."""
-    load_plugins()
+    load_plugins("router")
     return _ordered(list(_ROUTERS), BUNDLED_ROUTERS)
 
 
 def iteration_planner_names() -> list[str]:
     """Registered whole-iteration planners: :data:`BUNDLED_PLANNERS`, then others in
     registration order (plug-ins imported first)."""
-    load_plugins()
+    load_plugins("planner")
     return _ordered(list(_PLANNERS), BUNDLED_PLANNERS)
 
 
@@ -108,7 +108,8 @@ def training_key(name: object) -> str | None:
     else ``None`` (a per-collective policy or a route)."""
     key = str(name).strip().lower()
     if key not in _ROUTERS and key not in _PLANNERS:
-        load_plugins()  # a plug-in not imported yet may register it
+        load_plugins("router", key)  # a plug-in not imported yet may register it
+        load_plugins("planner", key)
     return key if key in _ROUTERS or key in _PLANNERS else None
 
 
@@ -116,7 +117,7 @@ def make_router(name: str, network: Network, engine: Engine, kind: RunKind,
                 shape: PlanShape) -> Router:
     """A new router ``name`` for one run of kind ``kind`` (its plan shape ``shape``)."""
     if name not in _ROUTERS:
-        load_plugins()
+        load_plugins("router", name)
     return _ROUTERS[name](network, engine, kind, shape)
 
 
