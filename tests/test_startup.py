@@ -109,7 +109,8 @@ def test_importing_a_package_imports_none_of_its_modules(package: str) -> None:
     assert mine <= {"topologies", "themis", "themis.plugins", "themis.training"}, mine
 
 
-@pytest.mark.parametrize("package", ["topologies", "themis", "themis.training"])
+@pytest.mark.parametrize("package", ["topologies", "topologies.astra", "themis",
+                                     "themis.training", "themis.policies", "themis.timing"])
 def test_every_lazy_reexport_resolves(package: str) -> None:
     code = (f"import {package} as p\n"
             "missing = [n for n in p.__all__ if getattr(p, n, None) is None]\n"
