@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -15,6 +14,8 @@ def print_json(obj: Any) -> None:
     held as a float is printed as an integer (``10097856``, not ``10097856.0``);
     the field names follow ``docs/json.md``.
     """
+    import json  # late: a table needs no json (start-up is part of every run's time)
+
     try:
         text = json.dumps(_whole(obj), indent=2, default=_json_default, allow_nan=False)
     except ValueError:

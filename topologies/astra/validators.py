@@ -8,7 +8,6 @@ the field (``key`` or ``key[index]``) and the value; no ``KeyError``,
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
 import re
@@ -181,6 +180,8 @@ def load_json(text: str, file: str) -> Any:
                 raise InputError("duplicate key (given twice)", key, None, file)
             result[key] = value
         return result
+
+    import json  # late: a network YAML needs no json (start-up is part of every run's time)
 
     try:
         return json.loads(text, parse_float=JsonFloat, object_pairs_hook=unique)
