@@ -11,14 +11,14 @@ Two registries, one name space (``TrainingConfig.policy``, ``themis train
   :meth:`Router.choose`;
 * an **iteration planner** (:func:`register_iteration_planner`) runs whole
   iterations and returns the best: ``auto`` (:mod:`themis.planning`, a layer
-  above the training simulator that registers it when ``themis`` is imported).
+  above the training simulator, imported when this registry first needs it).
   :func:`~themis.training.simulate_training` hands a run whose policy is a
   planner's name to it.
 
-Modules register on import, in the order :mod:`themis.training` (routers)
-and :mod:`themis.planning` (planners) import them; new ones go last. Both are
-imported on first need (:mod:`themis.plugins`): every function here that looks
-a name up or lists names imports them first.
+Modules register on import. Both packages are imported on first need
+(:mod:`themis.plugins`): every function here that looks a name up or lists names
+imports them first. The lists follow :data:`BUNDLED_ROUTERS` and
+:data:`BUNDLED_PLANNERS`, then other names in registration order.
 """
 
 from __future__ import annotations
