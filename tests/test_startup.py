@@ -152,3 +152,33 @@ def test_a_loader_queued_by_a_loader_runs_in_the_same_listing(
     plugins.add_loader(outer, ("router",))
     plugins.load_plugins("router")
     assert ran == ["outer", "inner"]
+
+
+def test_a_user_registration_of_a_bundled_name_replaces_it_as_before() -> None:
+    """Registered before the bundled plug-in was imported: the bundled one registers
+    first, the user's replaces it, and listing the names (which imports every
+    plug-in) keeps the user's."""
+    code = """
+from themis.policies import make_policy, policy_names, register_policy
+from themis.timing import make_timing, register_timing, timing_names
+from themis.training.routing import iteration_planner, register_iteration_planner
+
+@register_policy("baseline")
+class Mine:
+    name = "mine"
+
+@register_timing("alpha-beta")
+def my_timing(*args, **kwargs):
+    return "my timing"
+
+@register_iteration_planner("auto")
+def my_planner(*args, **kwargs):
+    return None
+
+policy_names(), timing_names()
+from topologies.network import Dimension, Network
+net = Network((Dimension("Ring", 2, 1.0, 0.0),))
+print(type(make_policy("baseline")).__name__, make_timing("alpha-beta", net),
+      iteration_planner("auto").__name__)
+"""
+    assert _python(code).split() == ["Mine", "my", "timing", "my_planner"]

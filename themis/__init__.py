@@ -40,7 +40,8 @@ def _load_planning() -> None:
     import themis.planning  # noqa: F401  (registers the planning policies and planners)
 
 
-plugins.add_loader(_load_planning, ("policy", "planner"))
+plugins.add_loader(_load_planning, ("policy", "planner"),
+                   ("portfolio", "global-mix", "global-online", "auto"))
 
 
 def __getattr__(name: str) -> Any:

@@ -29,13 +29,18 @@ def add_loader(loader: Callable[[], None], registries: Iterable[str],
     _PENDING.append((loader, frozenset(registries), frozenset(names)))
 
 
-def load_plugins(registry: str | None = None, name: str | None = None) -> None:
+def load_plugins(registry: str | None = None, name: str | None = None,
+                 named_only: bool = False) -> None:
     """Run queued loaders once, in the order they were queued: those declaring
-    ``name`` in ``registry`` if any does, else every one adding to ``registry`` (and
-    any they queue), every loader when no registry is given."""
+    ``name`` in ``registry`` if any does, else (unless ``named_only``) every one adding
+    to ``registry`` (and any they queue), every loader when no registry is given.
+
+    A registry's ``register`` calls it with ``named_only`` before it registers a name:
+    the bundled plug-in of that name registers first, so a user's registration of
+    the same name replaces it, as when every plug-in was imported at start-up."""
     if registry is not None and name is not None:
         named = [entry for entry in _PENDING if registry in entry[1] and name in entry[2]]
-        if named:
+        if named or named_only:
             for entry in named:
                 _run(entry)
             return

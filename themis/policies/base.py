@@ -137,6 +137,7 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
     """Register a policy factory under ``name`` (used by :func:`make_policy`)."""
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
+        load_plugins("policy", name, named_only=True)  # a bundled one first, then this
         _POLICIES[name] = factory
         return factory
 

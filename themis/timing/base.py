@@ -184,6 +184,7 @@ def register_timing(name: str, meaning: Meaning = PLAIN_MEANING
     with the :class:`Meaning` of a run under it."""
 
     def deco(factory: TimingFactory) -> TimingFactory:
+        load_plugins("timing", name, named_only=True)  # a bundled one first, then this
         _REGISTRY[name] = factory
         _MEANINGS[name] = meaning
         _MADE.clear()

@@ -52,7 +52,7 @@ def _load_routers() -> None:
     # isort: on
 
 
-plugins.add_loader(_load_routers, ("router",))
+plugins.add_loader(_load_routers, ("router",), ("themis-running", "online-mix"))
 
 
 def __getattr__(name: str) -> Any:

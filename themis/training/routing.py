@@ -57,6 +57,7 @@ def register_router(name: str) -> Callable[[RouterFactory], RouterFactory]:
     """Register a router factory ``(network, engine, astra, local_bw_aware, shape)``."""
 
     def deco(factory: RouterFactory) -> RouterFactory:
+        load_plugins("router", name, named_only=True)  # a bundled one first, then this
         _ROUTERS[name] = factory
         return factory
 
@@ -67,6 +68,7 @@ def register_iteration_planner(name: str) -> Callable[[IterationPlanner], Iterat
     """Register a whole-iteration planner under ``name``."""
 
     def deco(planner: IterationPlanner) -> IterationPlanner:
+        load_plugins("planner", name, named_only=True)  # a bundled one first, then this
         _PLANNERS[name] = planner
         return planner
 
