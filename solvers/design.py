@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
@@ -361,9 +362,13 @@ class DesignEvaluator:
     """The time of a design under a policy, with what repeated evaluations share: one cache
     of results per (policy, design), bounded in size."""
 
-    def __init__(self, problem: DesignProblem, cache_size: int = 100_000) -> None:
+    def __init__(self, problem: DesignProblem, cache_size: int = 100_000,
+                 executor: Executor | None = None) -> None:
         self.problem = problem
         self.cache_size = cache_size
+        #: Where batches of designs are evaluated (a process pool or a Dask client's
+        #: executor, e.g. the sweep executors); ``None``: this process.
+        self.executor = executor
         self._cache: dict[tuple[str, tuple[float, ...]], float] = {}
         self.evaluations = 0
 
@@ -401,9 +406,38 @@ class DesignEvaluator:
             return float(result.lower_bound_ns or 0.0)
         return float(result.end_ns)
 
+    @staticmethod
+    def _key(policy: str, bandwidths_GBps: Sequence[float]) -> tuple[str, tuple[float, ...]]:
+        return policy, tuple(round(b, 9) for b in bandwidths_GBps)
+
+    def _store(self, key: tuple[str, tuple[float, ...]], value: float) -> None:
+        if len(self._cache) >= self.cache_size:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = value
+
+    def many(self, policy: str, designs: Sequence[Sequence[float]]) -> list[float]:
+        """The time of each design under ``policy``, in order: cached ones from the cache,
+        the others in one batch on the executor (or here)."""
+        keys = [self._key(policy, bw) for bw in designs]
+        todo: dict[tuple[str, tuple[float, ...]], Sequence[float]] = {}
+        for key, bw in zip(keys, designs, strict=True):
+            if key not in self._cache and key not in todo:
+                todo[key] = bw
+        if self.executor is not None and len(todo) > 1:
+            values = list(self.executor.map(_evaluate, [(self.problem, policy, tuple(bw))
+                                                        for bw in todo.values()]))
+            self.evaluations += len(todo)
+            for key, value in zip(todo, values, strict=True):
+                self._store(key, value)
+        else:
+            for bw in todo.values():
+                self(policy, bw)
+        return [self._cache[k] if k in self._cache else self(policy, bw)
+                for k, bw in zip(keys, designs, strict=True)]
+
     def __call__(self, policy: str, bandwidths_GBps: Sequence[float]) -> float:
         """``sum_i w_i T_i`` of the workload on this design under ``policy`` (ns)."""
-        key = (policy, tuple(round(b, 9) for b in bandwidths_GBps))
+        key = self._key(policy, bandwidths_GBps)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -411,16 +445,17 @@ class DesignEvaluator:
         network = self.problem.network_with(bandwidths_GBps)
         if self.problem.training is not None:
             value = self.training_ns(policy, network)
-            if len(self._cache) >= self.cache_size:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = value
-            return value
-        value = sum(item.weight * self.item_ns(policy, network, item)
-                    for item in self.problem.items if item.weight)
-        if len(self._cache) >= self.cache_size:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[key] = value
+        else:
+            value = sum(item.weight * self.item_ns(policy, network, item)
+                        for item in self.problem.items if item.weight)
+        self._store(key, value)
         return value
+
+
+def _evaluate(job: tuple[DesignProblem, str, tuple[float, ...]]) -> float:
+    """One design's time in a worker process (module level, so it pickles)."""
+    problem, policy, bw = job
+    return DesignEvaluator(problem, cache_size=1)(policy, bw)
 
 
 @dataclass(frozen=True)
@@ -468,7 +503,7 @@ def libra_design(problem: DesignProblem) -> tuple[float, ...]:
         weighted = sum(c * t for c, t in zip(problem.costs, traffic, strict=True))
         return problem.project([problem.budget * t / weighted for t in traffic])
     evaluator = DesignEvaluator(problem)
-    return _search(problem, lambda bw: evaluator(LIBRA, bw), even_split(problem),
+    return _search(problem, lambda bws: evaluator.many(LIBRA, bws), even_split(problem),
                    10 * DEFAULT_EVALUATIONS)[0]
 
 
@@ -545,25 +580,35 @@ def _moves(problem: DesignProblem, bw: tuple[float, ...], delta: float
             yield tuple(new)
 
 
-def _search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], float],
+#: A batch objective: the times of a list of designs, in order (evaluated in parallel
+#: where the evaluator has an executor; the search's result does not depend on it).
+Objective = Callable[[list[tuple[float, ...]]], list[float]]
+
+
+def _best_move(objective: Objective, cands: list[tuple[float, ...]], best_ns: float
+               ) -> tuple[tuple[float, ...] | None, float]:
+    """The first candidate of least time that improves on ``best_ns`` (relative 1e-9)."""
+    move, move_ns = None, best_ns
+    for cand, value in zip(cands, objective(cands), strict=True):
+        if value < move_ns * (1 - 1e-9):
+            move, move_ns = cand, value
+    return move, move_ns
+
+
+def _search(problem: DesignProblem, objective: Objective,
             start: tuple[float, ...], evaluations: int) -> tuple[tuple[float, ...], float, int]:
     """Deterministic pattern search from ``start``: best move of the current size, halving
     the size when none improves (relative 1e-9), until the size is below
     :data:`MIN_MOVE_SHARE` of the free budget or ``evaluations`` objective calls are spent."""
-    best, best_ns = start, objective(start)
+    best, best_ns = start, objective([start])[0]
     used = 1
     free = problem.budget - sum(problem.costs[d] * problem._floor(d)
                                 for d in range(problem.network.ndims))
     delta = free / 4
     while delta >= MIN_MOVE_SHARE * free and used < evaluations:
-        move, move_ns = None, best_ns
-        for cand in _moves(problem, best, delta):
-            if used >= evaluations:
-                break
-            value = objective(cand)
-            used += 1
-            if value < move_ns * (1 - 1e-9):
-                move, move_ns = cand, value
+        cands = list(itertools.islice(_moves(problem, best, delta), evaluations - used))
+        used += len(cands)
+        move, move_ns = _best_move(objective, cands, best_ns)
         if move is None:
             delta /= 2
         else:
@@ -601,24 +646,19 @@ def _step_moves(problem: DesignProblem, bw: tuple[float, ...], k: int
                 yield cand
 
 
-def _step_search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], float],
+def _step_search(problem: DesignProblem, objective: Objective,
                  start: tuple[float, ...], evaluations: int) -> tuple[tuple[float, ...], float]:
     """The pattern search on the step grid: best move of k steps, k halved when none
     improves, down to one step (or until the budget of evaluations ends)."""
-    best, best_ns = start, objective(start)
+    best, best_ns = start, objective([start])[0]
     used = 1
     k = 1
     while 2 * k * problem.step_GBps * max(problem.costs) <= problem.budget / 4:
         k *= 2
     while k >= 1 and used < evaluations:
-        move, move_ns = None, best_ns
-        for cand in _step_moves(problem, best, k):
-            if used >= evaluations:
-                break
-            value = objective(cand)
-            used += 1
-            if value < move_ns * (1 - 1e-9):
-                move, move_ns = cand, value
+        cands = list(itertools.islice(_step_moves(problem, best, k), evaluations - used))
+        used += len(cands)
+        move, move_ns = _best_move(objective, cands, best_ns)
         if move is None:
             k //= 2
         else:
@@ -656,7 +696,7 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     points |= lattice_designs(problem, evaluations // 2)
     if problem.step_GBps:
         points = {name: problem.snap(bw) for name, bw in points.items()}
-    starts_ns = {name: ev(policy, bw) for name, bw in points.items()}
+    starts_ns = dict(zip(points, ev.many(policy, list(points.values())), strict=True))
     order = sorted(starts_ns, key=lambda n: (starts_ns[n], list(points).index(n)))
     first = order[0]
     before = ev.evaluations
@@ -668,7 +708,8 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
         left = evaluations - (ev.evaluations - before)
         if left < 1:
             break
-        found, found_ns, _ = _search(free, lambda b: ev(policy, b), points[name], left)
+        found, found_ns, _ = _search(free, lambda bws: ev.many(policy, bws), points[name],
+                                     left)
         if problem.step_GBps:
             found = problem.snap(found)
             found_ns = ev(policy, found)
@@ -676,7 +717,7 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
             bw, value, first = found, found_ns, name
     if problem.step_GBps:
         left = max(1, evaluations - (ev.evaluations - before))
-        bw, value = _step_search(problem, lambda b: ev(policy, b), bw, left)
+        bw, value = _step_search(problem, lambda bws: ev.many(policy, bws), bw, left)
     return Design(policy, bw, value, problem.cost(bw), first, starts_ns,
                   ev.evaluations - before)
 
@@ -735,10 +776,12 @@ class DesignStudy:
 
 
 def design_study(problem: DesignProblem, policies: Sequence[str],
-                 evaluations: int = DEFAULT_EVALUATIONS) -> DesignStudy:
+                 evaluations: int = DEFAULT_EVALUATIONS,
+                 executor: Executor | None = None) -> DesignStudy:
     """Design for each policy in turn, then run every design (and the even split) under
-    every policy: what designing for the wrong scheduler costs."""
-    ev = DesignEvaluator(problem)
+    every policy: what designing for the wrong scheduler costs. ``executor`` evaluates
+    batches of designs in parallel (same result)."""
+    ev = DesignEvaluator(problem, executor=executor)
     made: dict[str, Design] = {}
     for policy in policies:
         starts = {f"{n} design": d.bandwidths_GBps for n, d in made.items()}

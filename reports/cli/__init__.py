@@ -29,6 +29,7 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "train": ("train",),
     "train_report": ("train-report",),
     "design": ("design", "design-report"),
+    "convert": ("convert",),
 }
 
 
@@ -118,6 +119,8 @@ def _register(group: str, sub: argparse._SubParsersAction) -> None:
         from reports.cli import train as module
     elif group == "design":
         from reports.cli import design as module
+    elif group == "convert":
+        from reports.cli import convert as module
     else:
         from reports.cli import train_report as module
     module.register(sub, _Parser)

@@ -63,6 +63,11 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    metavar="NS", help="endpoint delay per message step (default 0)")
     p.add_argument("--evaluations", type=int_arg("--evaluations"), default=None, metavar="N",
                    help="evaluations of each policy's search (deterministic; default 200)")
+    p.add_argument("--workers", type=int_arg("--workers"), default=1, metavar="N",
+                   help="local processes evaluating designs in parallel (default 1; the "
+                        "design does not depend on it)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="evaluate on a Dask scheduler ('local' starts a LocalCluster)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--out", metavar="NET.yml",
                    help="write the design for --policy as a network file (ASTRA-sim 2.x YAML)")
@@ -216,7 +221,7 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
 
 def cmd_design(args: argparse.Namespace) -> int:
     """``themis design``."""
-    from solvers.design import DEFAULT_EVALUATIONS, design_policy_names, design_study
+    from solvers.design import DEFAULT_EVALUATIONS, design_policy_names
     from themis.disciplines import discipline_names
 
     names = design_policy_names(args.workload is not None and args.communicator is None)
@@ -245,8 +250,10 @@ def cmd_design(args: argparse.Namespace) -> int:
         raise InputError("must be a positive finite number", "--budget", args.budget)
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", figure=True)
+    if args.workers < 1:
+        raise InputError("must be at least 1", "--workers", args.workers)
     problem, what, _ = _problem(args)
-    study = design_study(problem, regret, evaluations)
+    study = _study(problem, regret, evaluations, args.workers, args.dask)
     chosen = study.designs[args.policy]
     if args.out:
         from topologies.astra import write_network_yaml
@@ -271,6 +278,24 @@ def cmd_design(args: argparse.Namespace) -> int:
         return 0
     _print(problem, study, args.policy, what)
     return 0
+
+
+def _study(problem: Any, policies: list[str], evaluations: int, workers: int,
+           dask: str | None) -> Any:
+    """The design study, its batches evaluated on the sweep executors when asked."""
+    import sys
+
+    from solvers.design import design_study
+
+    if workers == 1 and not dask:
+        return design_study(problem, policies, evaluations)
+    import os
+
+    from reports.sweep.executors import open_executor
+
+    workers = min(workers, os.cpu_count() or 1, 64)
+    with open_executor(workers, dask, sys.stderr) as (pool, _):
+        return design_study(problem, policies, evaluations, pool)
 
 
 def _shape(network: Any) -> str:

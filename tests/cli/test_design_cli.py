@@ -88,3 +88,13 @@ def test_training_workload_design(tmp_path, capsys) -> None:
     assert main(["design", str(net), "--total-bandwidth", "200", "--workload", "resnet50",
                  "--policy", "libra"]) == 2
     assert "--policy" in capsys.readouterr().err
+
+
+def test_parallel_evaluation_gives_the_same_design(tmp_path, capsys) -> None:
+    net = _net(tmp_path)
+    args = ["design", str(net), "--total-bandwidth", "300", "--size", "16MiB", "--chunks", "8",
+            "--evaluations", "30", "--regret", "baseline,themis", "--json"]
+    assert main(args) == 0
+    alone = json.loads(capsys.readouterr().out)
+    assert main([*args, "--workers", "2"]) == 0
+    assert json.loads(capsys.readouterr().out) == alone
