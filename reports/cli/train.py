@@ -287,6 +287,9 @@ def _train_et(args: argparse.Namespace) -> int:
         ["end (ns)", f"{result.end_ns:,}"],
         ["compute (ns)", f"{result.compute_ns:,}"],
         ["exposed communication (ns)", f"{result.exposed_comm_ns:,}"],
+        ["slot bound (ns)", f"{result.lower_bound_ns:,}"],
+        ["end / bound", f"{result.end_ns / result.lower_bound_ns:.4f}"
+         if result.lower_bound_ns else "-"],
     ]))
     return 0
 

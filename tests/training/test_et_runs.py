@@ -188,3 +188,36 @@ def test_other_timings_keep_the_slots_and_time_collectives_their_way(tmp_path, c
     assert code == 0, err
     data = json.loads(out)
     assert data["timing"] == timing and data["end_ns"] == 5000 + math.ceil(t)
+
+
+def test_slot_bound_by_hand(tmp_path, capsys) -> None:
+    """Collectives c1 (id 0) and c2 (id 1), both 1 MiB all-reduces ready at 0 (time T each),
+    and a 10 us compute (id 2) after c2. 2.x issues in ascending id: c1, then c2, then the
+    compute: end 2T + 10,000. No order does better than the communication slot's total
+    (2T) or the chain c2 -> compute (T + 10,000): the bound is their maximum."""
+    net = tmp_path / "net.yml"
+    net.write_text(NET_YAML)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM))
+    nodes = [_coll(0, [], 1 << 20), _coll(1, [], 1 << 20),
+             Node(2, "late", 4, data_deps=[1], duration_micros=10)]
+    write_et(Trace(GlobalMetadata(), nodes), tmp_path / "t.0.et")
+    assert main(["simulate", str(net), "--system", str(system), "--timing", "astra-sim-2",
+                 "--size", "1MiB", "--chunks", "1", "--json"]) == 0
+    t = json.loads(capsys.readouterr()[0])["makespan_ns"]
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["end_ns"] == 2 * t + 10_000
+    assert data["lower_bound_ns"] == max(2 * t, t + 10_000)
+
+
+@pytest.mark.parametrize("run", [r for r in _runs() if "DLRM" not in r["name"]],
+                         ids=lambda r: r["name"])
+def test_slot_bound_never_above_the_end(capsys, run: dict) -> None:
+    code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
+                            "--system", str(SHARED / run["system"]), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert 0 < data["lower_bound_ns"] <= data["end_ns"]

@@ -66,12 +66,17 @@ class ETResult:
     ranks: int
     #: Per class of identical ranks: its ranks and its nodes in issue order.
     classes: list[tuple[list[int], list[NodeRun]]] = field(default_factory=list)
+    #: No order of the nodes ends earlier, with these durations, one compute and one
+    #: communication slot and the dependencies: the largest of the compute slot's total,
+    #: the communication slot's total and the longest dependency chain, over the ranks.
+    lower_bound_ns: int = 0
 
     def to_dict(self) -> dict:
         """JSON fields (``docs/json.md``)."""
         return {
             "end_ns": self.end_ns, "compute_ns": self.compute_ns,
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
+            "lower_bound_ns": self.lower_bound_ns,
             "rank_classes": [
                 {"ranks": ranks,
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
@@ -315,4 +320,19 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
     slowest = max(classes, key=lambda c: max((n.end_ns for n in c[1]), default=0))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
-    return ETResult(end, compute, end - compute, len(traces), classes)
+    bound = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
+    return ETResult(end, compute, end - compute, len(traces), classes, bound)
+
+
+def _slot_bound(trace: Trace, runs: list[NodeRun]) -> int:
+    """The rank's bound (:attr:`ETResult.lower_bound_ns`): each slot's total work and the
+    longest chain of dependencies, with the durations this run gave the nodes."""
+    deps = {n.id: n.deps for n in trace.nodes}
+    chain: dict[int, int] = {}
+    totals = {"compute": 0, "collective": 0}
+    for run in runs:  # issue order: a node's dependencies were issued before it
+        dur = run.end_ns - run.issue_ns
+        chain[run.id] = max((chain[d] for d in deps[run.id]), default=0) + dur
+        if run.kind in totals:
+            totals[run.kind] += dur
+    return max([*totals.values(), *chain.values()], default=0)
