@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -32,6 +32,7 @@ from themis.metrics import ideal_ns
 from themis.policies import policy_names
 from themis.simulator import SimConfig, makespan_ns
 from themis.training import TrainingConfig, simulate_training
+from topologies.chakra.trace import Trace
 from topologies.errors import InputError
 from topologies.libra import LibraCollective
 from topologies.network import Dimension, Network
@@ -185,6 +186,16 @@ class TrainingSpec:
 
 
 @dataclass(frozen=True)
+class TraceSpec:
+    """Chakra traces as the design objective: ``train``'s ET run (ASTRA-sim 2.x's slots,
+    each collective timed alone under ``timing`` with ``system``), its end."""
+
+    traces: Mapping[int, Trace]
+    system: SystemConfig
+    timing: str = "astra-sim-2"
+
+
+@dataclass(frozen=True)
 class DesignProblem:
     """A network shape, a workload and a budget: what :func:`design` solves.
 
@@ -205,8 +216,9 @@ class DesignProblem:
     #: Every searched bandwidth a multiple of this (GB/s; 0: continuous). The budget is
     #: then an upper limit: a design spends what whole steps allow.
     step_GBps: float = 0.0
-    #: A training iteration as the objective instead of ``items`` (then empty).
-    training: TrainingSpec | None = None
+    #: A training iteration (``TrainingSpec``) or Chakra traces (``TraceSpec``) as the
+    #: objective instead of ``items`` (then empty).
+    training: TrainingSpec | TraceSpec | None = None
     #: The timing simulated policies run under; an ASTRA-sim timing runs the system file
     #: (``system``) as ``simulate --timing`` does (its runner), where the route-LP bound and
     #: LIBRA's fluid model do not apply.
@@ -235,7 +247,7 @@ class DesignProblem:
                 raise InputError(f"bounds {lo}..{hi} GB/s are empty", f"dimension {d}", lo)
         if not self.items and self.training is None:
             raise InputError("no collective to design for", "workload", None)
-        if self.runner and self.training is not None:
+        if self.runner and isinstance(self.training, TrainingSpec):
             raise InputError("a training design runs under alpha-beta (train --timing for "
                              "one run)", "--timing", self.timing)
         for item in self.items:
@@ -429,6 +441,14 @@ class DesignEvaluator:
         """The iteration's end under ``policy`` (``bound``: its iteration lower bound)."""
         spec = self.problem.training
         assert spec is not None
+        if isinstance(spec, TraceSpec):
+            if policy in (LIBRA, BOUND):
+                raise InputError("Chakra traces are designed for a simulated policy (no "
+                                 "bound or fluid model of a trace)", "--policy", policy)
+            from themis.training.et_run import simulate_et
+
+            return float(simulate_et(spec.traces, network, spec.system, None, None, policy,
+                                      self.problem.intra, spec.timing).end_ns)
         if policy == LIBRA:
             raise InputError("LIBRA's fluid model times collective mixes, not a training "
                              "iteration", "--policy", policy)
@@ -709,7 +729,8 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     policy) and ``starts``; the search starts from the best of them under ``policy``, so
     the result is never worse than any of them. Deterministic: same inputs, same design.
     """
-    names = design_policy_names(problem.training is not None, problem.runner)
+    names = design_policy_names(problem.training is not None, problem.runner
+                                or ("trace" if isinstance(problem.training, TraceSpec) else ""))
     if policy not in names:
         raise InputError(f"unknown design policy (one of {', '.join(names)})", "--policy",
                          policy)
@@ -722,7 +743,8 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     elif policy == LIBRA:
         raise InputError("LIBRA's fluid model times collective mixes, not a training "
                          "iteration", "--policy", policy)
-    if policy not in (BOUND, LIBRA) and not problem.runner:
+    if policy not in (BOUND, LIBRA) and not problem.runner \
+            and not isinstance(problem.training, TraceSpec):
         points["bound"] = design(problem, BOUND, evaluations, evaluator=ev).bandwidths_GBps
     for name, bw in (starts or {}).items():
         points[name] = problem.project(bw)
@@ -790,8 +812,9 @@ def regret_table(problem: DesignProblem, designs: dict[str, tuple[float, ...]],
     """Run every design under every policy (and its bound)."""
     ev = evaluator or DesignEvaluator(problem)
     times = {n: {p: ev(p, bw) for p in policies} for n, bw in designs.items()}
+    no_bound = problem.runner or isinstance(problem.training, TraceSpec)
     bounds: dict[str, float | None] = {
-        n: None if problem.runner else ev(BOUND, bw) for n, bw in designs.items()}
+        n: None if no_bound else ev(BOUND, bw) for n, bw in designs.items()}
     return RegretTable(dict(designs), tuple(policies), times, bounds)
 
 

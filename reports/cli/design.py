@@ -43,10 +43,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
                    help=f"chunks per collective (default: the system file's "
                         f"preferred-dataset-splits, else {DEFAULT_DESIGN_CHUNKS})")
-    p.add_argument("--timing", default="alpha-beta",
-                   help="timing of simulated policies: alpha-beta (default) or an ASTRA-sim "
-                        "timing, which runs --system as simulate --timing does (then no "
-                        "bound and no libra)")
+    p.add_argument("--timing", default=None,
+                   help="timing of simulated policies: alpha-beta (default; astra-sim-2 for "
+                        "Chakra traces) or an ASTRA-sim timing, which runs --system as "
+                        "simulate --timing does (then no bound and no libra)")
     p.add_argument("--system", metavar="FILE",
                    help="ASTRA-sim system file (1.0 text or 2.x JSON): its splits, discipline, "
                         "endpoint delay and algorithms, unless flags say otherwise")
@@ -176,8 +176,16 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         costs, budget = (1.0,) * n, args.total_bandwidth
     if args.chunks < 1:
         raise InputError("must be at least 1", "--chunks", args.chunks)
-    training = None
-    if args.workload is not None and args.communicator is None:
+    training: Any = None
+    if args.traces:
+        from reports.cli.train import read_et_source
+        from solvers.design import TraceSpec
+
+        traces, _ = read_et_source(args.workload, network.npus)
+        training = TraceSpec(traces, args.system_config, args.timing)
+        items: tuple = ()
+        what = "end_ns"
+    elif args.workload is not None and args.communicator is None:
         if args.size is not None:
             raise InputError("--size is for one all-reduce; a workload gives its sizes",
                              "--size", args.size)
@@ -188,7 +196,7 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         training = TrainingSpec(load_workload(args.workload), TrainingConfig(
             timing="alpha-beta", intra=args.intra, chunks=args.chunks,
             endpoint_delay_ns=float(args.endpoint_delay)))
-        items: tuple = ()
+        items = ()
         what = "end_ns"
     elif args.workload is not None:
         if args.size is not None:
@@ -227,7 +235,8 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         raise InputError("must be a finite number >= 0", "--step", args.step)
     problem = DesignProblem(network, items, float(budget), costs, tuple(lo), tuple(hi),
                             float(args.endpoint_delay), args.intra, float(args.step), training,
-                            args.timing, args.system_config if args.runner else None)
+                            args.timing if not args.traces else "alpha-beta",
+                            args.system_config if args.runner and not args.traces else None)
     return problem, what, libra
 
 
@@ -237,10 +246,18 @@ def _settle(args: argparse.Namespace) -> tuple[Any, str]:
     import dataclasses
 
     from reports.cli.common import load_system
+    from reports.cli.train import is_et_source
     from themis.disciplines import canonical_intra
     from themis.timing.base import timing_meaning
 
+    args.traces = bool(args.workload and args.communicator is None
+                       and is_et_source(args.workload))
+    if args.timing is None:
+        args.timing = "astra-sim-2" if args.traces else "alpha-beta"
     runner = timing_meaning(args.timing).runner
+    if args.traces and not args.system:
+        raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its splits, "
+                         "algorithms, collective-optimization)", "--system", None)
     system = load_system(args.system)
     if args.chunks is None:
         args.chunks = system.chunks or DEFAULT_DESIGN_CHUNKS
@@ -262,13 +279,13 @@ def cmd_design(args: argparse.Namespace) -> int:
     system, runner = _settle(args)
     args.system_config, args.runner = system, runner
     names = design_policy_names(args.workload is not None and args.communicator is None,
-                                runner)
+                                runner or ("trace" if args.traces else ""))
     if args.policy not in names:
         raise InputError(f"unknown policy (one of {', '.join(names)})", "--policy", args.policy)
     if args.intra not in discipline_names():
         raise InputError(f"unknown discipline (one of {', '.join(discipline_names())})",
                          "--intra", args.intra)
-    regret = ["baseline", args.policy, *([] if runner else ["bound"])] \
+    regret = ["baseline", args.policy, *([] if runner or args.traces else ["bound"])] \
         if args.regret is None else [p.strip() for p in args.regret.split(",")]
     for p in regret:
         if p not in names:

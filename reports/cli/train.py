@@ -227,13 +227,29 @@ def is_et_source(spec: str) -> bool:
     return Path(f"{spec}.0.et").is_file()
 
 
+def read_et_source(spec: str, npus: int) -> tuple[dict, dict[int, str]]:
+    """Every rank's trace of a PREFIX, FOLDER or one FILE.et (which stands for every rank),
+    and each rank's file name for messages."""
+    from topologies.chakra.ranks import et_files
+    from topologies.chakra.trace import read_et
+
+    files = et_files(spec, None if Path(spec).is_file() else npus)
+    traces: dict = {}
+    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
+        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
+    names = {r: str(p) for r, p in files.items()}
+    if len(files) == 1 and npus > 1:  # one file stands for every rank
+        traces = {r: traces[0] for r in range(npus)}
+        names = {r: names[0] for r in range(npus)}
+    return traces, names
+
+
 def _train_et(args: argparse.Namespace) -> int:
     """``themis train PREFIX|FOLDER|FILE.et NETWORK --timing astra-sim-2 --system S.json``:
     one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
     from themis.timing import timing_meaning
     from themis.training.et_run import simulate_et
-    from topologies.chakra.ranks import et_files, read_comm_groups
-    from topologies.chakra.trace import read_et
+    from topologies.chakra.ranks import read_comm_groups
 
     timing = args.timing or "astra-sim-2"
     try:
@@ -257,14 +273,7 @@ def _train_et(args: argparse.Namespace) -> int:
     system = load_system(args.system)
     if args.chunks is not None:
         system = dataclasses.replace(system, chunks=args.chunks)
-    files = et_files(args.workload, None if Path(args.workload).is_file() else network.npus)
-    traces: dict = {}
-    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
-        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
-    names = {r: str(p) for r, p in files.items()}
-    if len(files) == 1 and network.npus > 1:  # one file stands for every rank
-        traces = {r: traces[0] for r in range(network.npus)}
-        names = {r: names[0] for r in range(network.npus)}
+    traces, names = read_et_source(args.workload, network.npus)
     groups = {}
     if args.comm_group:
         groups = {str(k): v for k, v in read_comm_groups(args.comm_group,

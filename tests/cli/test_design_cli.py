@@ -133,3 +133,20 @@ def test_astra1_design_with_a_bundled_system_file(tmp_path, capsys) -> None:
     assert main(["simulate", str(out), "--system", "3d_switch_themis", "--timing",
                  "astra-sim-1.0", "--size", "64MiB", "--policy", "themis", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["makespan_ns"] == result["makespan_ns"]
+
+
+@pytest.mark.skipif(not RUNS.is_dir(), reason="../shared/reference/chakra absent")
+def test_chakra_trace_design_is_trains_end_on_the_written_network(tmp_path, capsys) -> None:
+    run = RUNS / "N2a_MLP_ModelParallel_s16"
+    out = tmp_path / "d.yml"
+    assert main(["design", str(run / "network.yml"), "--system", str(run / "system.json"),
+                 "--workload", str(run / "MLP_ModelParallel"), "--total-bandwidth", "250",
+                 "--policy", "themis", "--regret", "baseline,themis", "--evaluations", "20",
+                 "--json", "--out", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(["train", str(run / "MLP_ModelParallel"), str(out), "--system",
+                 str(run / "system.json"), "--policy", "themis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["end_ns"] == result["end_ns"]
+    assert main(["design", str(run / "network.yml"), "--workload",
+                 str(run / "MLP_ModelParallel"), "--total-bandwidth", "250"]) == 2
+    assert "--system" in capsys.readouterr().err
