@@ -342,6 +342,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     also = shlex.join(["themis", "train-report", "--db", args.db, "--out", "DIR"])
+    if not training and not collective:
+        raise InputError("holds no finished or failed task (an empty sweep database: run "
+                         "its sweep first)", "DB", args.db)
     if training and not collective:
         raise InputError(f"holds training tasks only: their report is `{also}`", "DB",
                          args.db)

@@ -77,19 +77,31 @@ def locked_database(path: str | os.PathLike) -> Iterator[Any]:
 
     from reports import db
 
-    conn = db.connect(path)
-    handle = None
-    try:
-        handle = open(Path(path), "rb")  # noqa: SIM115 (closed after the connection)
+    p = Path(path)
+    handle = conn = None
+
+    def lock() -> Any:
+        f = open(p, "rb")  # noqa: SIM115 (closed after the connection)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError("another themis sweep is running on this database (one sweep "
-                             "per database); wait for it, or stop it and rerun", "--db",
-                             str(path)) from None
+            f.close()
+            raise InputError("another themis sweep or report is using this database (one "
+                             "sweep per database, never while it is reported); wait for "
+                             "it, or stop it and rerun", "--db", str(path)) from None
+        return f
+
+    try:
+        if p.is_file() and p.stat().st_size:  # an existing database: checked, locked, opened
+            db.check_owned(p, "--db")
+            handle = lock()
+        conn = db.connect(path, field="--db")
+        if handle is None:
+            handle = lock()
         yield conn
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
         if handle is not None:
             handle.close()
 
