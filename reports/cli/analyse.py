@@ -156,7 +156,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                    help="results database (created if missing; its folder too, one "
                         "level, if the folder's parent exists)")
     p.add_argument("--workers", type=int_arg("--workers"), default=None, metavar="N",
-                   help="worker processes (default: the CPU count; 1 runs in-process)")
+                   help="worker processes (default: the CPU count; 1 runs in-process); "
+                        "more than the spec's tasks or the CPUs is capped, with a note")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask scheduler at ADDRESS, or 'local' for a LocalCluster "
                         "of --workers processes (needs pip install '.[dask]')")

@@ -225,6 +225,7 @@ def parse_training(tables: object, folder: Path, file: str
     from reports.training import POLICIES
     from themis.training import TrainingConfig
     from themis.training.dims import TRANSFORMERS
+    from themis.training.simulate import check_size
     from topologies.astra.algorithms import validate_system
     from topologies.system import SystemConfig
     from topologies.workload import load_workload
@@ -277,6 +278,7 @@ def parse_training(tables: object, folder: Path, file: str
                 if err.file:
                     raise
                 raise InputError(err.reason, skey, sname or None, file) from None
+            check_size(wl, network, cfg, (f"{g}.passes", f"{g}.chunks"), file)
             group = wl.model_parallel_npu_group if wl.parallelism in TRANSFORMERS else None
             for probe in ((nname, cfg, None), (nname, cfg, group)):
                 if probe not in checked:
