@@ -17,12 +17,12 @@ import fcntl
 import json
 import os
 import sqlite3
-import stat
 import zlib
 from pathlib import Path
 from typing import IO, Any
 
 from topologies.errors import InputError
+from topologies.files import file_kind
 
 #: Columns of ``results`` in order, with their SQL types.
 COLUMNS: tuple[tuple[str, str], ...] = (
@@ -177,28 +177,6 @@ def damaged(conn: sqlite3.Connection, reason: str, field: str = "",
     """The error of a database whose content this tool cannot have written."""
     return InputError(f"{reason} (a damaged sweep database: remake it with its sweep)",
                       field, value, getattr(conn, "path", ""))
-
-
-def file_kind(path: str | os.PathLike) -> str:
-    """What ``path`` is when it is not a regular file: ``a folder``, ``a FIFO``, ``a
-    dangling symbolic link to X``, ``no such file``...; ``""`` for a regular file."""
-    p = str(path)
-    try:
-        mode = os.stat(p).st_mode
-    except FileNotFoundError:
-        if os.path.islink(p):
-            return f"a dangling symbolic link to {os.readlink(p)}"
-        return "no such file"
-    except OSError as err:
-        return f"cannot be looked at ({err.strerror or err})"
-    if stat.S_ISREG(mode):
-        return ""
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
-                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
-                       (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a regular file"
 
 
 def _open_file(path: Path, field: str) -> IO[bytes]:
@@ -554,6 +532,6 @@ def dumps(obj: Any) -> str:
 
 __all__ = ["APPLICATION_ID", "COLUMN_NAMES", "COLUMNS", "JSON_COLUMNS", "TABLES",
            "TRAINING_COLUMN_NAMES", "TRAINING_COLUMNS", "check_owned", "check_rows",
-           "connect", "damaged", "Database", "dumps", "file_kind", "finished_keys",
+           "connect", "damaged", "Database", "dumps", "finished_keys",
            "get_meta", "pack", "read_rows", "read_schedule", "read_training_rows",
            "set_meta", "store", "unpack"]

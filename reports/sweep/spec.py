@@ -117,13 +117,13 @@ class Spec:
 
 def load_spec(path: str | os.PathLike) -> Spec:
     """Read and validate a TOML spec; every problem is an :class:`InputError`."""
+    from topologies.files import read_input_text
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", "SPEC", str(p)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the spec ({err})", "SPEC", str(p)) from None
+        text = read_input_text(p, "SPEC")
+    except InputError as err:
+        raise InputError(err.reason, "SPEC", str(p)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:

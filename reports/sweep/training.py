@@ -192,7 +192,8 @@ def _timings(table: dict[str, Any], g: str, file: str) -> list[str]:
     from themis.timing import timing_meaning, timing_names
 
     out: list[str] = []
-    for i, v in enumerate(items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING])):
+    given = items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING], scalar=True)
+    for i, v in enumerate(given):
         key = f"{g}.timing[{i}]"
         name = canonical_timing(v, key, file)
         if not timing_meaning(name).training:

@@ -48,17 +48,9 @@ def line_of(text: str, line_no: int) -> str | None:
 
 def read_text(path: str | os.PathLike[str]) -> str:
     """The text of ``path``; every failure is an :class:`InputError`."""
-    file = str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", "path", file, file) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", "path", file, file) from None
-    except UnicodeDecodeError:
-        raise InputError("not a text file (not UTF-8)", "path", file, file) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror or err}", "path", file, file) from None
+    from topologies.files import read_input_text
+
+    return read_input_text(path, "path")
 
 
 class YamlLoader(yaml.SafeLoader):
@@ -108,6 +100,8 @@ def load_yaml(text: str, file: str) -> Any:
             ) from None
         raise InputError(f"invalid YAML: {problem}", "syntax", None, file) from None
     except (yaml.YAMLError, RecursionError) as err:
+        raise InputError(f"invalid YAML: {err}", "syntax", None, file) from None
+    except ValueError as err:  # an integer of more than 4300 digits
         raise InputError(f"invalid YAML: {err}", "syntax", None, file) from None
 
 
