@@ -198,7 +198,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError("nothing to compare: no policy and no solver", "--policies",
                          args.policies)
     check_output(args.gantt, "--gantt", figure=True)
-    instance = resolve_inputs(args).instance()
+    inputs = resolve_inputs(args)
+    instance = inputs.instance()
+    from themis.limits import check_stage_count
+
+    field, file = inputs.chunks_key  # every method simulates or models the whole instance
+    check_stage_count(instance.collective.chunk_count, 2 * max(len(instance.dims), 1),
+                      field, inputs.chunks, file, escape="use fewer chunks")
     comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads,
                    _solver_params(args), timings)
     if args.gantt:

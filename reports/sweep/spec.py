@@ -134,6 +134,7 @@ def load_spec(path: str | os.PathLike) -> Spec:
 def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") -> Spec:
     """Validate a parsed spec and expand it into tasks (see the module docstring)."""
     from themis.instance import Instance
+    from themis.limits import check_stage_count
     from topologies.units import parse_size
 
     file = str(path)
@@ -203,13 +204,16 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
                            f"{g}.endpoint_delay_ns[{i}]", d)
         for name, net in resolved:
             for size in size_values:
-                for c in chunks:
+                for ci, c in enumerate(chunks):
                     for d in delays:
                         try:
                             inst = Instance(net, size, c, float(d))
                         except InputError as err:
                             raise fail(f"invalid instance ({err})", g,
                                        f"{name} {size} bytes C={c}") from None
+                        check_stage_count(inst.collective.chunk_count,
+                                          2 * max(len(inst.dims), 1), f"{g}.chunks[{ci}]", c,
+                                          file, escape="use fewer chunks")
                         instance_keys.add(inst.key())
                         for m in methods:
                             _check_method(inst, m, policies, intras, g, file)

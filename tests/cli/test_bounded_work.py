@@ -92,3 +92,20 @@ def test_a_sweep_with_a_hundred_thousand_workers_runs_on_a_few(tmp_path: Path) -
     out = run_sweep(str(spec), str(tmp_path / "r.sqlite"), workers=100000, stream=stream)
     assert out.ran == 3 and out.failed == 0
     assert f"--workers 100000: capped at {min(3, cpu_count())} (3 tasks, " in stream.getvalue()
+
+
+def test_compare_and_sweep_grids_refuse_a_million_chunks(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]
+                                                         ) -> None:
+    # small-2d: 2 active dimensions, an all-reduce chunk has 2 x 2 stages; 1 GiB in
+    # 1,000,000 splits is 1,000,001 chunks (ASTRA-sim's remainder chunk)
+    _one_line(capsys, ["compare", "small-2d", "--size", "1GiB", "--chunks", "1000000"],
+              "--chunks = 1000000: 4,000,004 stages (1,000,001 chunks x 4)",
+              "the limit is 2,000,000 stages (use fewer chunks)")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[grid]]\nnetworks = ["small-2d"]\nsizes = ["1GiB"]\n'
+                    "chunks = [2, 1000000]\n")
+    db = tmp_path / "r.sqlite"
+    _one_line(capsys, ["sweep", str(spec), "--db", str(db)],
+              "s.toml: grid[0].chunks[1] = 1000000: 4,000,004 stages")
+    assert not db.exists()
