@@ -301,3 +301,21 @@ def test_an_unreadable_database_says_permission_denied(made: dict[str, Path], tm
         monkeypatch.setattr(dbmod, "open", denied, raising=False)
     _refused(["report", str(path), "--out", str(tmp_path / "rep")], capsys, str(path),
              "cannot read: Permission denied")
+
+
+def test_a_write_ahead_log_in_an_immutable_folder_is_read(made: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """A sweep killed on storage that then became read-only: its log is still reported."""
+    path = _copy(made["results"], tmp_path / "db")
+    writer = sqlite3.connect(path)
+    try:
+        writer.execute("PRAGMA wal_autocheckpoint = 0")
+        with writer:
+            writer.execute("UPDATE meta SET value = 'from the log' WHERE key = 'title'")
+        before = sorted(p.name for p in path.parent.iterdir())
+        with _immutable(path.parent):
+            assert main(["report", str(path), "--out", str(tmp_path / "rep")]) == 0
+            assert sorted(p.name for p in path.parent.iterdir()) == before
+    finally:
+        writer.close()
+    assert (tmp_path / "rep" / "README.md").read_text().startswith("# from the log\n")
