@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import math
 import os
 import sqlite3
 import zlib
@@ -140,12 +141,34 @@ _INSERT = {table: _insert(table) for table in TABLES}
 #: ``PRAGMA application_id`` of a sweep database ("THMS"): a database this tool created.
 APPLICATION_ID = 0x54484D53
 
-#: Columns holding JSON text, per table (checked when a database is read).
-JSON_COLUMNS: dict[str, frozenset[str]] = {
-    "results": frozenset({"dim_utilization", "dim_bytes", "routes", "solver_params",
-                          "versions"}),
-    "training": frozenset({"config", "dim_utilization", "versions"}),
+#: Columns holding JSON text, per table, with the shape each must have (checked when a
+#: database is read): ``numbers`` a list of numbers, ``counts`` an object of
+#: counts (a route histogram), ``object`` a JSON object, ``texts`` an object of texts.
+JSON_COLUMNS: dict[str, dict[str, str]] = {
+    "results": {"dim_utilization": "numbers", "dim_bytes": "numbers", "routes": "counts",
+                "solver_params": "object", "versions": "texts"},
+    "training": {"config": "object", "dim_utilization": "numbers", "versions": "texts"},
 }
+
+
+def _number(v: object) -> bool:
+    return v is None or (not isinstance(v, bool) and isinstance(v, int | float))
+
+
+def _json_shape_ok(value: Any, shape: str) -> bool:
+    """Whether parsed JSON ``value`` has the column's ``shape`` (see :data:`JSON_COLUMNS`)."""
+    if shape == "numbers":
+        return isinstance(value, list) and all(_number(v) for v in value)
+    if shape == "counts":
+        return isinstance(value, dict) and all(_number(v) for v in value.values())
+    if shape == "texts":
+        return isinstance(value, dict) and all(isinstance(v, str | None)
+                                               for v in value.values())
+    return isinstance(value, dict)
+
+
+_SHAPES = {"numbers": "a JSON list of numbers", "counts": "a JSON object of counts",
+           "texts": "a JSON object of texts", "object": "a JSON object"}
 
 #: ``meta`` keys whose values are numbers, and those that are JSON lists.
 _META_NUMBERS = frozenset({"tasks_total", "instances", "cpu_count", "sweep_wall_s",
@@ -423,6 +446,10 @@ def check_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]])
                 if isinstance(value, bool) or not isinstance(value, int | float) or (
                         sql == "INTEGER" and not isinstance(value, int)):
                     raise damaged(conn, "not a number", where, value)
+                if not math.isfinite(value):
+                    raise damaged(conn, "not a finite number", where, value)
+                if sql == "INTEGER" and value < 0:
+                    raise damaged(conn, "a negative count", where, value)
             elif not isinstance(value, str):
                 raise damaged(conn, "not text", where, value)
             elif col in allowed and value not in allowed[col]:
@@ -430,9 +457,11 @@ def check_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]])
                               value)
             elif col in json_cols:
                 try:
-                    json.loads(value)
+                    parsed = json.loads(value)
                 except ValueError:
                     raise damaged(conn, "not JSON", where, value) from None
+                if not _json_shape_ok(parsed, json_cols[col]):
+                    raise damaged(conn, f"not {_SHAPES[json_cols[col]]}", where, value)
 
 
 def read_training_rows(conn: sqlite3.Connection) -> list[dict[str, Any]]:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Most characters of a value echoed in an error line (longer ones are cut, ending "...").
-MAX_SHOWN_CHARS = 80
+#: Most characters of a value echoed in an error line (longer ones are cut, ending "..."):
+#: a long file path is shown whole, a 1 GiB token is not.
+MAX_SHOWN_CHARS = 200
 #: Most characters of a reason (which may quote an input, such as a parser's message).
 MAX_REASON_CHARS = 2000
 

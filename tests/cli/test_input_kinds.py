@@ -97,22 +97,23 @@ def test_read_input_text_bounds(tmp_path: Path) -> None:
 
 
 def test_echoed_values_are_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert shorten("a" * 80) == "a" * 80
-    assert shorten("a" * 81) == "a" * 77 + "..."
+    n = MAX_SHOWN_CHARS
+    assert shorten("a" * n) == "a" * n
+    assert shorten("a" * (n + 1)) == "a" * (n - 3) + "..."
     message = str(InputError("bad", "key", "v" * 10_000, "f.txt"))
     assert message == f"f.txt: key = '{'v' * (MAX_SHOWN_CHARS - 4)}...: bad"
     long_policy = "p" * 5000
     err = _refused(capsys, ["simulate", "small-2d", "--policy", long_policy], "--policy")
-    assert len(err) < 400
+    assert len(err) < 2 * MAX_SHOWN_CHARS + 200
     err = _refused(capsys, ["simulate", "small-2d", "--chunks", "9" * 5000], "--chunks",
                    "not an integer")
-    assert len(err) < 400
+    assert len(err) < 2 * MAX_SHOWN_CHARS + 200
     # a 5000-digit number in a workload (past int()'s own limit: was a traceback)
     wl = tmp_path / "w.txt"
     wl.write_text("DATA\n" + "9" * 5000 + "\n")
     err = _refused(capsys, ["train", str(wl), "small-2d"], "w.txt:2: layer count = ",
                    "more than 30 digits")
-    assert len(err) < 400
+    assert len(err) < 2 * MAX_SHOWN_CHARS + 200
     net = tmp_path / "n.yml"
     net.write_text(f"topology: [ Ring ]\nnpus_count: [ {'9' * 5000} ]\n"
                    "bandwidth: [ 50 ]\nlatency: [ 500 ]\n")
