@@ -167,6 +167,18 @@ def _json_shape_ok(value: Any, shape: str) -> bool:
     return isinstance(value, dict)
 
 
+#: Columns every row of a table has (``*``) and those a row of a status has, as this tool
+#: writes them; a report of a row without them would fail.
+REQUIRED: dict[str, dict[str, tuple[str, ...]]] = {
+    "results": {"*": ("dims", "size_bytes", "chunks")},
+    "training": {"*": ("workload", "network", "npus", "passes", "chunks"),
+                 "simulated": ("end_ns", "compute_ns", "exposed_comm_ns"),
+                 "bound": ("lower_bound_ns",)},
+}
+#: Time columns that are positive wherever they are set.
+POSITIVE: dict[str, frozenset[str]] = {
+    "results": frozenset(), "training": frozenset({"end_ns", "lower_bound_ns"})}
+
 _SHAPES = {"numbers": "a JSON list of numbers", "counts": "a JSON object of counts",
            "texts": "a JSON object of texts", "object": "a JSON object"}
 
@@ -431,7 +443,12 @@ def check_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]])
     types = dict(COLUMNS if table == "results" else TRAINING_COLUMNS)
     allowed = _allowed(table)
     json_cols = JSON_COLUMNS[table]
+    required, positive = REQUIRED[table], POSITIVE[table]
     for n, row in enumerate(rows, 1):
+        for col in (*required["*"], *required.get(str(row.get("status")), ())):
+            if col in row and row[col] is None:
+                raise damaged(conn, f"a {row.get('status')} row without its {col}",
+                              f"{table}.{col} (row {n})")
         for col, value in row.items():
             decl = types.get(col)
             if decl is None or col == "schedule_json":
@@ -450,6 +467,8 @@ def check_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]])
                     raise damaged(conn, "not a finite number", where, value)
                 if sql == "INTEGER" and value < 0:
                     raise damaged(conn, "a negative count", where, value)
+                if col in positive and value <= 0:
+                    raise damaged(conn, "not a positive time", where, value)
             elif not isinstance(value, str):
                 raise damaged(conn, "not text", where, value)
             elif col in allowed and value not in allowed[col]:

@@ -101,6 +101,8 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str)
     ("UPDATE results SET makespan_ns = 1e999 WHERE rowid = 2",
      ["results.makespan_ns (row 2) = inf", "not a finite number"]),
     ("UPDATE results SET npus = -5", ["results.npus (row 1) = -5", "a negative count"]),
+    ("UPDATE results SET chunks = NULL", ["results.chunks (row 1)",
+                                         "a bound row without its chunks"]),
 ])
 def test_report_refuses_a_damaged_database(made: dict[str, Path], tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str], sql: str,
@@ -121,6 +123,13 @@ def test_report_refuses_a_damaged_database(made: dict[str, Path], tmp_path: Path
     ("UPDATE meta SET value = '[not json' WHERE key = 'training_order'",
      ["meta.training_order = '[not json'"]),
     ("DROP TABLE meta", ["no meta table"]),
+    ("UPDATE training SET end_ns = 0 WHERE kind = 'policy'",
+     ["training.end_ns (row 1) = 0.0", "not a positive time"]),
+    ("UPDATE training SET lower_bound_ns = 0 WHERE kind = 'bound'",
+     ["training.lower_bound_ns (row 4) = 0.0"]),
+    ("UPDATE training SET compute_ns = NULL WHERE rowid = 2",
+     ["training.compute_ns (row 2)", "a simulated row without its compute_ns"]),
+    ("UPDATE training SET npus = NULL", ["training.npus (row 1)"]),
 ])
 def test_train_report_refuses_a_damaged_database(made: dict[str, Path], tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str], sql: str,
