@@ -185,6 +185,7 @@ _SHAPES = {"numbers": "a JSON list of numbers", "counts": "a JSON object of coun
 #: ``meta`` keys whose values are numbers, and those that are JSON lists.
 _META_NUMBERS = frozenset({"tasks_total", "instances", "cpu_count", "sweep_wall_s",
                            "last_run_wall_s", "training_cases"})
+_META_COUNTS = frozenset({"tasks_total", "instances", "cpu_count", "training_cases"})
 _META_LISTS = frozenset({"training_order"})
 
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -449,6 +450,11 @@ def check_rows(conn: sqlite3.Connection, table: str, rows: list[dict[str, Any]])
             if col in row and row[col] is None:
                 raise damaged(conn, f"a {row.get('status')} row without its {col}",
                               f"{table}.{col} (row {n})")
+        if table == "training" and isinstance(row.get("method"), str) and (
+                (row["method"] == "bound") != (row.get("kind") == "bound")):
+            raise damaged(conn, f"a {row.get('kind')} row of the method {row['method']!r} (only "
+                          "the bound task's method is bound)", f"training.method (row {n})",
+                          row["method"])
         for col, value in row.items():
             decl = types.get(col)
             if decl is None or col == "schedule_json":
@@ -523,8 +529,11 @@ def get_meta(conn: sqlite3.Connection) -> dict[str, str]:
             except ValueError:
                 parsed = None
             if key in _META_NUMBERS and (isinstance(parsed, bool)
-                                         or not isinstance(parsed, int | float)):
-                raise damaged(conn, "not a number", f"meta.{key}", value)
+                                         or not isinstance(parsed, int | float)
+                                         or not math.isfinite(parsed) or parsed < 0):
+                raise damaged(conn, "not a number >= 0", f"meta.{key}", value)
+            if key in _META_COUNTS and not isinstance(parsed, int):
+                raise damaged(conn, "not a whole number", f"meta.{key}", value)
             if key in _META_LISTS and not (isinstance(parsed, list)
                                            and all(isinstance(k, str) for k in parsed)):
                 raise damaged(conn, "not a JSON list of task keys", f"meta.{key}", value)

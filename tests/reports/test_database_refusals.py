@@ -91,6 +91,8 @@ def _refused(argv: list[str], capsys: pytest.CaptureFixture[str], *needles: str)
     ("UPDATE meta SET value = 'soon' WHERE key = 'sweep_wall_s'",
      ["meta.sweep_wall_s = 'soon'", "not a number"]),
     ("UPDATE meta SET value = 'x' WHERE key = 'tasks_total'", ["meta.tasks_total = 'x'"]),
+    ("UPDATE meta SET value = '2.5' WHERE key = 'tasks_total'",
+     ["meta.tasks_total = '2.5'", "not a whole number"]),
     ("UPDATE results SET dims = 2.5", ["results.dims (row 1) = 2.5"]),
     ("UPDATE results SET schedule_json = x'00ff'", ["results.schedule_json", "damaged"]),
     ("UPDATE results SET routes = '5' WHERE rowid = 2",
@@ -130,6 +132,9 @@ def test_report_refuses_a_damaged_database(made: dict[str, Path], tmp_path: Path
     ("UPDATE training SET compute_ns = NULL WHERE rowid = 2",
      ["training.compute_ns (row 2)", "a simulated row without its compute_ns"]),
     ("UPDATE training SET npus = NULL", ["training.npus (row 1)"]),
+    ("UPDATE training SET method = 'abc'", ["training.method (row 4) = 'abc'",
+                                            "a bound row of the method 'abc'"]),
+    ("UPDATE training SET kind = 'policy'", ["training.method (row 4) = 'bound'"]),
 ])
 def test_train_report_refuses_a_damaged_database(made: dict[str, Path], tmp_path: Path,
                                                  capsys: pytest.CaptureFixture[str], sql: str,
