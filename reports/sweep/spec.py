@@ -135,7 +135,7 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
     """Validate a parsed spec and expand it into tasks (see the module docstring)."""
     from themis.instance import Instance
     from themis.limits import check_stage_count
-    from topologies.units import parse_size
+    from topologies.units import MAX_LATENCY_NS, parse_size
 
     file = str(path)
     folder = Path(path).parent
@@ -197,10 +197,13 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
         for i, c in enumerate(chunks):
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:
                 raise fail("chunks must be a positive integer", f"{g}.chunks[{i}]", c)
+        if not delays:
+            raise fail("must not be empty (no instance would run)", f"{g}.endpoint_delay_ns",
+                       delays)
         for i, d in enumerate(delays):
             if isinstance(d, bool) or not isinstance(d, int | float) or not math.isfinite(d) \
-                    or d < 0:
-                raise fail("endpoint delay must be a number of ns >= 0",
+                    or not 0 <= d <= MAX_LATENCY_NS:
+                raise fail(f"endpoint delay must be a number of ns from 0 to {MAX_LATENCY_NS:g}",
                            f"{g}.endpoint_delay_ns[{i}]", d)
         for name, net in resolved:
             for size in size_values:

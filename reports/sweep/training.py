@@ -181,6 +181,8 @@ def training_error_row(task: TrainingTask, err: BaseException) -> dict[str, Any]
 def _positive_ints(table: dict[str, Any], key: str, g: str, file: str,
                    default: list[Any]) -> list[Any]:
     values = items(table, key, g, file, default=default)
+    if not values:
+        raise InputError("must not be empty (no case would run)", f"{g}.{key}", values, file)
     for i, v in enumerate(values):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError("must be a positive integer", f"{g}.{key}[{i}]", v, file)
@@ -193,6 +195,8 @@ def _timings(table: dict[str, Any], g: str, file: str) -> list[str]:
 
     out: list[str] = []
     given = items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING], scalar=True)
+    if not given:
+        raise InputError("must not be empty (no case would run)", f"{g}.timing", given, file)
     for i, v in enumerate(given):
         key = f"{g}.timing[{i}]"
         name = canonical_timing(v, key, file)

@@ -145,3 +145,24 @@ def test_spec_values_of_the_wrong_type_are_refused(tmp_path: Path,
     _refused(capsys, ["sweep", str(spec), "--db", str(db), "--workers", "1"],
              f"s.toml: {key}: must be a list (a TOML array: {example})")
     assert not db.exists()
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    ('[[grid]]\nnetworks = ["small-2d"]\nsizes = ["1MiB"]\nchunks = [2]\n'
+     "endpoint_delay_ns = []", "grid[0].endpoint_delay_ns = []: must not be empty"),
+    ('[[grid]]\nnetworks = ["small-2d"]\nsizes = ["1MiB"]\nchunks = [2]\n'
+     "endpoint_delay_ns = [1e300]", "grid[0].endpoint_delay_ns[0] = 1e+300: endpoint delay"),
+    ('[[training]]\nworkloads = ["vgg16"]\nnetworks = ["small-2d"]\npasses = []',
+     "training[0].passes = []: must not be empty"),
+    ('[[training]]\nworkloads = ["vgg16"]\nnetworks = ["small-2d"]\nchunks = []',
+     "training[0].chunks = []: must not be empty"),
+    ('[[training]]\nworkloads = ["vgg16"]\nnetworks = ["small-2d"]\ntiming = []',
+     "training[0].timing = []: must not be empty"),
+])
+def test_spec_lists_that_would_run_nothing_are_refused(tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       body: str, needle: str) -> None:
+    spec = tmp_path / "s.toml"
+    spec.write_text(body + "\n")
+    _refused(capsys, ["sweep", str(spec), "--db", str(tmp_path / "r.sqlite")], needle)
+    assert not (tmp_path / "r.sqlite").exists()
