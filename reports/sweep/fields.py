@@ -67,7 +67,8 @@ def resolve_entry(name: str, folder: Path, key: str, file: str,
     error names the spec's key instead; an error inside the named file stays as it is."""
     candidate = _relative(name, folder)
     try:
-        if candidate.is_file():
+        if candidate.is_file() or (candidate.exists() or candidate.is_symlink()) \
+                and not Path(name).is_file():  # a folder, FIFO... beside the spec: say so
             return resolve(str(candidate))
         return resolve(name)
     except InputError as err:

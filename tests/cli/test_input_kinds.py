@@ -166,3 +166,16 @@ def test_spec_lists_that_would_run_nothing_are_refused(tmp_path: Path,
     spec.write_text(body + "\n")
     _refused(capsys, ["sweep", str(spec), "--db", str(tmp_path / "r.sqlite")], needle)
     assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_a_spec_entry_beside_the_spec_that_is_not_a_file_says_what_it_is(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "wl").mkdir()
+    os.mkfifo(tmp_path / "net.yml")
+    spec = tmp_path / "s.toml"
+    spec.write_text('[[training]]\nworkloads = ["wl"]\nnetworks = ["small-2d"]\n')
+    _refused(capsys, ["sweep", str(spec), "--db", str(tmp_path / "r.sqlite")],
+             "s.toml: training[0].workloads[0] = 'wl': is a folder, not a file")
+    spec.write_text('[[grid]]\nnetworks = ["net.yml"]\nsizes = ["1MiB"]\nchunks = [2]\n')
+    _refused(capsys, ["sweep", str(spec), "--db", str(tmp_path / "r.sqlite")],
+             "s.toml: grid[0].networks[0] = 'net.yml': is a FIFO (named pipe), not a file")
