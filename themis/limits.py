@@ -71,40 +71,5 @@ def check_training_steps(passes: int, collectives_per_pass: int, chunks: int, di
             field, value, file)
 
 
-#: ``simulate``, ``compare`` and sweep grids refuse a collective of more stages than this
-#: (``simulate --no-limit`` runs it anyway).
-MAX_STAGES = 2_000_000
-#: Measured cost of one simulated stage (peak memory, CPU time; bench_simulator.py's
-#: machine class), for the estimate printed with the refusal.
-BYTES_PER_STAGE = 320
-SECONDS_PER_STAGE = 3e-6
-
-
-def _duration(seconds: float) -> str:
-    """``42s``, ``3m05s``, ``1h02m``."""
-    s = int(round(seconds))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-
-
-def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: object,
-                      file: str = "", escape: str = "--no-limit runs it anyway") -> None:
-    """Refuse (one line) a run of more than :data:`MAX_STAGES` stages, with its cost;
-    ``field`` = ``value`` is what the user wrote (flag, system-file or spec key);
-    ``escape``: what the user can do about it."""
-    stages = chunks * stages_per_chunk
-    if stages <= MAX_STAGES:
-        return
-    gib = stages * BYTES_PER_STAGE / 2**30
-    raise InputError(
-        f"{stages:,} stages ({chunks:,} chunks x {stages_per_chunk}) would take about "
-        f"{gib:,.1f} GiB of memory and {_duration(stages * SECONDS_PER_STAGE)}; "
-        f"the limit is {MAX_STAGES:,} stages ({escape})", field, value, file)
-
-
-__all__ = ["BYTES_PER_STAGE", "MAX_ENUMERATED_ROUTES", "MAX_STAGES", "MAX_TRAINING_STEPS",
-           "SECONDS_PER_STAGE", "check_route_enumeration", "check_stage_count",
+__all__ = ["MAX_ENUMERATED_ROUTES", "MAX_TRAINING_STEPS", "check_route_enumeration",
            "check_training_steps", "route_count", "training_steps"]

@@ -200,7 +200,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_output(args.gantt, "--gantt", figure=True)
     inputs = resolve_inputs(args)
     instance = inputs.instance()
-    from themis.limits import check_stage_count
+    from reports.limits import check_stage_count
 
     field, file = inputs.chunks_key  # every method simulates or models the whole instance
     check_stage_count(instance.collective.chunk_count, 2 * max(len(instance.dims), 1),

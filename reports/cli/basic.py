@@ -18,7 +18,7 @@ from reports.cli.common import (
     user_keys,
 )
 from reports.formatting import format_table, print_json
-from themis.limits import BYTES_PER_STAGE, MAX_STAGES, SECONDS_PER_STAGE, check_stage_count
+from reports.limits import BYTES_PER_STAGE, MAX_STAGES, SECONDS_PER_STAGE, check_stage_count
 from topologies.errors import InputError
 
 #: ``simulate``'s chunk count without --chunks and without a system file's value.

@@ -133,8 +133,8 @@ def load_spec(path: str | os.PathLike) -> Spec:
 
 def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") -> Spec:
     """Validate a parsed spec and expand it into tasks (see the module docstring)."""
+    from reports.limits import check_stage_count
     from themis.instance import Instance
-    from themis.limits import check_stage_count
     from topologies.units import MAX_LATENCY_NS, parse_size
 
     file = str(path)

@@ -66,7 +66,7 @@ def test_simulate_refuses_a_huge_chunk_count_before_running(capsys, tmp_path,
     system.write_text(f"preferred-dataset-splits: {chunks}\n")
     assert main(["simulate", "tpu", "--system", str(system)]) == 2
     assert f"big.txt: preferred-dataset-splits = {chunks}: " in capsys.readouterr().err
-    from themis import limits
+    from reports import limits
 
     monkeypatch.setattr(limits, "MAX_STAGES", 100)
     # tpu is 2-D: an all-reduce chunk has 4 stages, a reduce-scatter chunk 2
