@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
@@ -34,6 +35,7 @@ from themis.training import TrainingConfig, simulate_training
 from topologies.errors import InputError
 from topologies.libra import LibraCollective
 from topologies.network import Dimension, Network
+from topologies.system import SystemConfig
 from topologies.units import MIN_BANDWIDTH_GBPS, GBps_to_bytes_per_ns
 from topologies.workload import Workload
 
@@ -112,11 +114,14 @@ DEFAULT_EVALUATIONS = 200
 MIN_MOVE_SHARE = 1e-3
 
 
-def design_policy_names(training: bool = False) -> tuple[str, ...]:
+def design_policy_names(training: bool = False, runner: str = "") -> tuple[str, ...]:
     """What a design can be made for: every registered policy but ``fixed``, the route-LP
     ``bound`` and LIBRA's fluid fixed-order model ``libra``; for a training iteration the
-    training-level policies (``auto``, ...) too, and not ``libra``."""
+    training-level policies (``auto``, ...) too, and not ``libra``; under an ASTRA-sim
+    timing's system-file ``runner`` the simulated policies only."""
     simulated = tuple(p for p in policy_names() if p != "fixed")
+    if runner:
+        return simulated
     if training:
         from themis.training.routing import training_policy_names
 
@@ -202,6 +207,11 @@ class DesignProblem:
     step_GBps: float = 0.0
     #: A training iteration as the objective instead of ``items`` (then empty).
     training: TrainingSpec | None = None
+    #: The timing simulated policies run under; an ASTRA-sim timing runs the system file
+    #: (``system``) as ``simulate --timing`` does (its runner), where the route-LP bound and
+    #: LIBRA's fluid model do not apply.
+    timing: str = "alpha-beta"
+    system: SystemConfig | None = None
 
     def __post_init__(self) -> None:
         n = self.network.ndims
@@ -225,6 +235,9 @@ class DesignProblem:
                 raise InputError(f"bounds {lo}..{hi} GB/s are empty", f"dimension {d}", lo)
         if not self.items and self.training is None:
             raise InputError("no collective to design for", "workload", None)
+        if self.runner and self.training is not None:
+            raise InputError("a training design runs under alpha-beta (train --timing for "
+                             "one run)", "--timing", self.timing)
         for item in self.items:
             if len(item.group) != n:
                 raise InputError(f"group has {len(item.group)} entries for {n} dimensions",
@@ -257,6 +270,13 @@ class DesignProblem:
             if ceiling < self.budget * (1 - 1e-12):
                 raise InputError(f"is above what the maximum bandwidths cost ({ceiling:g}): "
                                  "lower it or raise a maximum", "budget", self.budget)
+
+    @property
+    def runner(self) -> str:
+        """The system-file runner of the timing (``""``: the plain simulator)."""
+        from themis.timing.base import timing_meaning
+
+        return timing_meaning(self.timing).runner
 
     @property
     def active_dims(self) -> tuple[int, ...]:
@@ -361,9 +381,13 @@ class DesignEvaluator:
     """The time of a design under a policy, with what repeated evaluations share: one cache
     of results per (policy, design), bounded in size."""
 
-    def __init__(self, problem: DesignProblem, cache_size: int = 100_000) -> None:
+    def __init__(self, problem: DesignProblem, cache_size: int = 100_000,
+                 executor: Executor | None = None) -> None:
         self.problem = problem
         self.cache_size = cache_size
+        #: Where batches of designs are evaluated (a process pool or a Dask client's
+        #: executor, e.g. the sweep executors); ``None``: this process.
+        self.executor = executor
         self._cache: dict[tuple[str, tuple[float, ...]], float] = {}
         self.evaluations = 0
 
@@ -382,9 +406,24 @@ class DesignEvaluator:
                 return lp_bound_ns(Instance(sub, item.size_bytes, item.chunks,
                                             self.problem.endpoint_delay_ns))
             return ideal_ns(sub, [coll])
+        if self.problem.runner:
+            return self.system_run_ns(policy, network, item, coll)
         config = SimConfig(policy=policy, intra=self.problem.intra,
                            endpoint_delay_ns=self.problem.endpoint_delay_ns)
         return makespan_ns(sub, [coll], config)
+
+    def system_run_ns(self, policy: str, network: Network, item: DesignItem,
+                      coll: Collective) -> float:
+        """One collective run as ``simulate --timing T --system FILE`` runs it (the
+        timing's system-file runner); dimensions outside the group keep their place with
+        one NPU, so the file's per-dimension algorithms still line up."""
+        sub = Network(tuple(Dimension(d.kind, item.group[i] if item.group[i] > 1 else 1,
+                                      d.bandwidth_GBps, d.latency_ns)
+                            for i, d in enumerate(network.dims)), name=network.name)
+        from themis.system_run import run_system
+
+        return float(run_system(sub, self.problem.system, coll, self.problem.timing, policy,
+                                self.problem.intra).makespan_ns)
 
     def training_ns(self, policy: str, network: Network) -> float:
         """The iteration's end under ``policy`` (``bound``: its iteration lower bound)."""
@@ -401,9 +440,38 @@ class DesignEvaluator:
             return float(result.lower_bound_ns or 0.0)
         return float(result.end_ns)
 
+    @staticmethod
+    def _key(policy: str, bandwidths_GBps: Sequence[float]) -> tuple[str, tuple[float, ...]]:
+        return policy, tuple(round(b, 9) for b in bandwidths_GBps)
+
+    def _store(self, key: tuple[str, tuple[float, ...]], value: float) -> None:
+        if len(self._cache) >= self.cache_size:
+            self._cache.pop(next(iter(self._cache)))
+        self._cache[key] = value
+
+    def many(self, policy: str, designs: Sequence[Sequence[float]]) -> list[float]:
+        """The time of each design under ``policy``, in order: cached ones from the cache,
+        the others in one batch on the executor (or here)."""
+        keys = [self._key(policy, bw) for bw in designs]
+        todo: dict[tuple[str, tuple[float, ...]], Sequence[float]] = {}
+        for key, bw in zip(keys, designs, strict=True):
+            if key not in self._cache and key not in todo:
+                todo[key] = bw
+        if self.executor is not None and len(todo) > 1:
+            values = list(self.executor.map(_evaluate, [(self.problem, policy, tuple(bw))
+                                                        for bw in todo.values()]))
+            self.evaluations += len(todo)
+            for key, value in zip(todo, values, strict=True):
+                self._store(key, value)
+        else:
+            for bw in todo.values():
+                self(policy, bw)
+        return [self._cache[k] if k in self._cache else self(policy, bw)
+                for k, bw in zip(keys, designs, strict=True)]
+
     def __call__(self, policy: str, bandwidths_GBps: Sequence[float]) -> float:
         """``sum_i w_i T_i`` of the workload on this design under ``policy`` (ns)."""
-        key = (policy, tuple(round(b, 9) for b in bandwidths_GBps))
+        key = self._key(policy, bandwidths_GBps)
         hit = self._cache.get(key)
         if hit is not None:
             return hit
@@ -411,16 +479,17 @@ class DesignEvaluator:
         network = self.problem.network_with(bandwidths_GBps)
         if self.problem.training is not None:
             value = self.training_ns(policy, network)
-            if len(self._cache) >= self.cache_size:
-                self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = value
-            return value
-        value = sum(item.weight * self.item_ns(policy, network, item)
-                    for item in self.problem.items if item.weight)
-        if len(self._cache) >= self.cache_size:
-            self._cache.pop(next(iter(self._cache)))
-        self._cache[key] = value
+        else:
+            value = sum(item.weight * self.item_ns(policy, network, item)
+                        for item in self.problem.items if item.weight)
+        self._store(key, value)
         return value
+
+
+def _evaluate(job: tuple[DesignProblem, str, tuple[float, ...]]) -> float:
+    """One design's time in a worker process (module level, so it pickles)."""
+    problem, policy, bw = job
+    return DesignEvaluator(problem, cache_size=1)(policy, bw)
 
 
 @dataclass(frozen=True)
@@ -468,7 +537,7 @@ def libra_design(problem: DesignProblem) -> tuple[float, ...]:
         weighted = sum(c * t for c, t in zip(problem.costs, traffic, strict=True))
         return problem.project([problem.budget * t / weighted for t in traffic])
     evaluator = DesignEvaluator(problem)
-    return _search(problem, lambda bw: evaluator(LIBRA, bw), even_split(problem),
+    return _search(problem, lambda bws: evaluator.many(LIBRA, bws), even_split(problem),
                    10 * DEFAULT_EVALUATIONS)[0]
 
 
@@ -545,25 +614,35 @@ def _moves(problem: DesignProblem, bw: tuple[float, ...], delta: float
             yield tuple(new)
 
 
-def _search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], float],
+#: A batch objective: the times of a list of designs, in order (evaluated in parallel
+#: where the evaluator has an executor; the search's result does not depend on it).
+Objective = Callable[[list[tuple[float, ...]]], list[float]]
+
+
+def _best_move(objective: Objective, cands: list[tuple[float, ...]], best_ns: float
+               ) -> tuple[tuple[float, ...] | None, float]:
+    """The first candidate of least time that improves on ``best_ns`` (relative 1e-9)."""
+    move, move_ns = None, best_ns
+    for cand, value in zip(cands, objective(cands), strict=True):
+        if value < move_ns * (1 - 1e-9):
+            move, move_ns = cand, value
+    return move, move_ns
+
+
+def _search(problem: DesignProblem, objective: Objective,
             start: tuple[float, ...], evaluations: int) -> tuple[tuple[float, ...], float, int]:
     """Deterministic pattern search from ``start``: best move of the current size, halving
     the size when none improves (relative 1e-9), until the size is below
     :data:`MIN_MOVE_SHARE` of the free budget or ``evaluations`` objective calls are spent."""
-    best, best_ns = start, objective(start)
+    best, best_ns = start, objective([start])[0]
     used = 1
     free = problem.budget - sum(problem.costs[d] * problem._floor(d)
                                 for d in range(problem.network.ndims))
     delta = free / 4
     while delta >= MIN_MOVE_SHARE * free and used < evaluations:
-        move, move_ns = None, best_ns
-        for cand in _moves(problem, best, delta):
-            if used >= evaluations:
-                break
-            value = objective(cand)
-            used += 1
-            if value < move_ns * (1 - 1e-9):
-                move, move_ns = cand, value
+        cands = list(itertools.islice(_moves(problem, best, delta), evaluations - used))
+        used += len(cands)
+        move, move_ns = _best_move(objective, cands, best_ns)
         if move is None:
             delta /= 2
         else:
@@ -601,24 +680,19 @@ def _step_moves(problem: DesignProblem, bw: tuple[float, ...], k: int
                 yield cand
 
 
-def _step_search(problem: DesignProblem, objective: Callable[[tuple[float, ...]], float],
+def _step_search(problem: DesignProblem, objective: Objective,
                  start: tuple[float, ...], evaluations: int) -> tuple[tuple[float, ...], float]:
     """The pattern search on the step grid: best move of k steps, k halved when none
     improves, down to one step (or until the budget of evaluations ends)."""
-    best, best_ns = start, objective(start)
+    best, best_ns = start, objective([start])[0]
     used = 1
     k = 1
     while 2 * k * problem.step_GBps * max(problem.costs) <= problem.budget / 4:
         k *= 2
     while k >= 1 and used < evaluations:
-        move, move_ns = None, best_ns
-        for cand in _step_moves(problem, best, k):
-            if used >= evaluations:
-                break
-            value = objective(cand)
-            used += 1
-            if value < move_ns * (1 - 1e-9):
-                move, move_ns = cand, value
+        cands = list(itertools.islice(_step_moves(problem, best, k), evaluations - used))
+        used += len(cands)
+        move, move_ns = _best_move(objective, cands, best_ns)
         if move is None:
             k //= 2
         else:
@@ -635,7 +709,7 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     policy) and ``starts``; the search starts from the best of them under ``policy``, so
     the result is never worse than any of them. Deterministic: same inputs, same design.
     """
-    names = design_policy_names(problem.training is not None)
+    names = design_policy_names(problem.training is not None, problem.runner)
     if policy not in names:
         raise InputError(f"unknown design policy (one of {', '.join(names)})", "--policy",
                          policy)
@@ -644,11 +718,11 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     ev = evaluator or DesignEvaluator(problem)
     points = {"even": even_split(problem)}
     if problem.training is None:
-        points["libra"] = libra_design(problem)
+        points["libra"] = libra_design(problem)  # a start point: its fluid closed form
     elif policy == LIBRA:
         raise InputError("LIBRA's fluid model times collective mixes, not a training "
                          "iteration", "--policy", policy)
-    if policy not in (BOUND, LIBRA):
+    if policy not in (BOUND, LIBRA) and not problem.runner:
         points["bound"] = design(problem, BOUND, evaluations, evaluator=ev).bandwidths_GBps
     for name, bw in (starts or {}).items():
         points[name] = problem.project(bw)
@@ -656,7 +730,7 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     points |= lattice_designs(problem, evaluations // 2)
     if problem.step_GBps:
         points = {name: problem.snap(bw) for name, bw in points.items()}
-    starts_ns = {name: ev(policy, bw) for name, bw in points.items()}
+    starts_ns = dict(zip(points, ev.many(policy, list(points.values())), strict=True))
     order = sorted(starts_ns, key=lambda n: (starts_ns[n], list(points).index(n)))
     first = order[0]
     before = ev.evaluations
@@ -668,7 +742,8 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
         left = evaluations - (ev.evaluations - before)
         if left < 1:
             break
-        found, found_ns, _ = _search(free, lambda b: ev(policy, b), points[name], left)
+        found, found_ns, _ = _search(free, lambda bws: ev.many(policy, bws), points[name],
+                                     left)
         if problem.step_GBps:
             found = problem.snap(found)
             found_ns = ev(policy, found)
@@ -676,7 +751,7 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
             bw, value, first = found, found_ns, name
     if problem.step_GBps:
         left = max(1, evaluations - (ev.evaluations - before))
-        bw, value = _step_search(problem, lambda b: ev(policy, b), bw, left)
+        bw, value = _step_search(problem, lambda bws: ev.many(policy, bws), bw, left)
     return Design(policy, bw, value, problem.cost(bw), first, starts_ns,
                   ev.evaluations - before)
 
@@ -689,7 +764,8 @@ class RegretTable:
     designs: dict[str, tuple[float, ...]]
     policies: tuple[str, ...]
     time_ns: dict[str, dict[str, float]]
-    bound_ns: dict[str, float]
+    #: Each design's route-LP bound (``None`` under an ASTRA-sim timing: it bounds alpha-beta).
+    bound_ns: dict[str, float | None]
 
     def regret(self, design_name: str, policy: str) -> float | None:
         """``time(design, policy) / time(policy's own design, policy) - 1`` (None without
@@ -714,7 +790,8 @@ def regret_table(problem: DesignProblem, designs: dict[str, tuple[float, ...]],
     """Run every design under every policy (and its bound)."""
     ev = evaluator or DesignEvaluator(problem)
     times = {n: {p: ev(p, bw) for p in policies} for n, bw in designs.items()}
-    bounds = {n: ev(BOUND, bw) for n, bw in designs.items()}
+    bounds: dict[str, float | None] = {
+        n: None if problem.runner else ev(BOUND, bw) for n, bw in designs.items()}
     return RegretTable(dict(designs), tuple(policies), times, bounds)
 
 
@@ -735,10 +812,12 @@ class DesignStudy:
 
 
 def design_study(problem: DesignProblem, policies: Sequence[str],
-                 evaluations: int = DEFAULT_EVALUATIONS) -> DesignStudy:
+                 evaluations: int = DEFAULT_EVALUATIONS,
+                 executor: Executor | None = None) -> DesignStudy:
     """Design for each policy in turn, then run every design (and the even split) under
-    every policy: what designing for the wrong scheduler costs."""
-    ev = DesignEvaluator(problem)
+    every policy: what designing for the wrong scheduler costs. ``executor`` evaluates
+    batches of designs in parallel (same result)."""
+    ev = DesignEvaluator(problem, executor=executor)
     made: dict[str, Design] = {}
     for policy in policies:
         starts = {f"{n} design": d.bandwidths_GBps for n, d in made.items()}

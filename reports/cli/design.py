@@ -40,8 +40,16 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--size", default=None,
                    help=f"one all-reduce of this size (default {DEFAULT_DESIGN_SIZE}; not with "
                         "--workload)")
-    p.add_argument("--chunks", type=int_arg("--chunks"), default=DEFAULT_DESIGN_CHUNKS,
-                   help=f"chunks per collective (default {DEFAULT_DESIGN_CHUNKS})")
+    p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
+                   help=f"chunks per collective (default: the system file's "
+                        f"preferred-dataset-splits, else {DEFAULT_DESIGN_CHUNKS})")
+    p.add_argument("--timing", default="alpha-beta",
+                   help="timing of simulated policies: alpha-beta (default) or an ASTRA-sim "
+                        "timing, which runs --system as simulate --timing does (then no "
+                        "bound and no libra)")
+    p.add_argument("--system", metavar="FILE",
+                   help="ASTRA-sim system file (1.0 text or 2.x JSON): its splits, discipline, "
+                        "endpoint delay and algorithms, unless flags say otherwise")
     p.add_argument("--workload", metavar="FILE",
                    help="with --communicator: a LIBRA workload file (its collectives, each on "
                         "its phase's group, times summed as LIBRA does); without: an ASTRA-sim "
@@ -56,16 +64,24 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--step", type=float_arg("--step"), default=0.0, metavar="GBps",
                    help="every designed bandwidth a multiple of this (e.g. one link's speed; "
                         "the budget is then a limit); default 0: continuous")
-    p.add_argument("--intra", default="fifo",
+    p.add_argument("--intra", default=None,
                    help="intra-dimension discipline of simulated policies ({disciplines}; "
-                        "default fifo)")
-    p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=0.0,
-                   metavar="NS", help="endpoint delay per message step (default 0)")
+                        "default: the system file's, else fifo)")
+    p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=None,
+                   metavar="NS", help="endpoint delay per message step (default: the system "
+                                      "file's; without one 0 under alpha-beta, ASTRA-sim's "
+                                      "10 under its timings)")
     p.add_argument("--evaluations", type=int_arg("--evaluations"), default=None, metavar="N",
                    help="evaluations of each policy's search (deterministic; default 200)")
+    p.add_argument("--workers", type=int_arg("--workers"), default=1, metavar="N",
+                   help="local processes evaluating designs in parallel (default 1; the "
+                        "design does not depend on it)")
+    p.add_argument("--dask", default=None, metavar="ADDRESS",
+                   help="evaluate on a Dask scheduler ('local' starts a LocalCluster)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", metavar="NET.yml",
-                   help="write the design for --policy as a network file (ASTRA-sim 2.x YAML)")
+    p.add_argument("--out", metavar="NET.yml|NET.json",
+                   help="write the design for --policy as a network file: ASTRA-sim 2.x YAML, "
+                        "or 1.0 JSON (links kept) for a .json name")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each design's budget share per dimension side by side")
     p.set_defaults(func=cmd_design)
@@ -210,23 +226,50 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
     if not (0 <= args.step < math.inf):
         raise InputError("must be a finite number >= 0", "--step", args.step)
     problem = DesignProblem(network, items, float(budget), costs, tuple(lo), tuple(hi),
-                            float(args.endpoint_delay), args.intra, float(args.step), training)
+                            float(args.endpoint_delay), args.intra, float(args.step), training,
+                            args.timing, args.system_config if args.runner else None)
     return problem, what, libra
+
+
+def _settle(args: argparse.Namespace) -> tuple[Any, str]:
+    """The system file and the timing's runner; --chunks, --intra and --endpoint-delay
+    resolved against the file (flags win)."""
+    import dataclasses
+
+    from reports.cli.common import load_system
+    from themis.disciplines import canonical_intra
+    from themis.timing.base import timing_meaning
+
+    runner = timing_meaning(args.timing).runner
+    system = load_system(args.system)
+    if args.chunks is None:
+        args.chunks = system.chunks or DEFAULT_DESIGN_CHUNKS
+    if args.intra is None:
+        args.intra = canonical_intra(system.intra) if system.intra else "fifo"
+    if args.endpoint_delay is not None:
+        system = dataclasses.replace(system, endpoint_delay_ns=float(args.endpoint_delay))
+    else:
+        args.endpoint_delay = system.endpoint_delay_ns if system.endpoint_delay_ns is not None \
+            else (10.0 if runner else 0.0)
+    return system, runner
 
 
 def cmd_design(args: argparse.Namespace) -> int:
     """``themis design``."""
-    from solvers.design import DEFAULT_EVALUATIONS, design_policy_names, design_study
+    from solvers.design import DEFAULT_EVALUATIONS, design_policy_names
     from themis.disciplines import discipline_names
 
-    names = design_policy_names(args.workload is not None and args.communicator is None)
+    system, runner = _settle(args)
+    args.system_config, args.runner = system, runner
+    names = design_policy_names(args.workload is not None and args.communicator is None,
+                                runner)
     if args.policy not in names:
         raise InputError(f"unknown policy (one of {', '.join(names)})", "--policy", args.policy)
     if args.intra not in discipline_names():
         raise InputError(f"unknown discipline (one of {', '.join(discipline_names())})",
                          "--intra", args.intra)
-    regret = ["baseline", args.policy, "bound"] if args.regret is None else \
-        [p.strip() for p in args.regret.split(",")]
+    regret = ["baseline", args.policy, *([] if runner else ["bound"])] \
+        if args.regret is None else [p.strip() for p in args.regret.split(",")]
     for p in regret:
         if p not in names:
             raise InputError(f"unknown policy (one of {', '.join(names)})", "--regret", p)
@@ -245,13 +288,19 @@ def cmd_design(args: argparse.Namespace) -> int:
         raise InputError("must be a positive finite number", "--budget", args.budget)
     check_output(args.out, "--out")
     check_output(args.plot, "--plot", figure=True)
+    if args.workers < 1:
+        raise InputError("must be at least 1", "--workers", args.workers)
     problem, what, _ = _problem(args)
-    study = design_study(problem, regret, evaluations)
+    study = _study(problem, regret, evaluations, args.workers, args.dask)
     chosen = study.designs[args.policy]
     if args.out:
-        from topologies.astra import write_network_yaml
+        from topologies.astra import write_network_json, write_network_yaml
 
-        write_network_yaml(problem.network_with(chosen.bandwidths_GBps), args.out)
+        designed = problem.network_with(chosen.bandwidths_GBps)
+        if args.out.lower().endswith(".json"):  # ASTRA-sim 1.0's format (links kept)
+            write_network_json(designed, args.out)
+        else:
+            write_network_yaml(designed, args.out)
     if args.plot:
         from reports.plots import plot_designs
         from themis.plots import new_figure, save_figure
@@ -271,6 +320,24 @@ def cmd_design(args: argparse.Namespace) -> int:
         return 0
     _print(problem, study, args.policy, what)
     return 0
+
+
+def _study(problem: Any, policies: list[str], evaluations: int, workers: int,
+           dask: str | None) -> Any:
+    """The design study, its batches evaluated on the sweep executors when asked."""
+    import sys
+
+    from solvers.design import design_study
+
+    if workers == 1 and not dask:
+        return design_study(problem, policies, evaluations)
+    import os
+
+    from reports.sweep.executors import open_executor
+
+    workers = min(workers, os.cpu_count() or 1, 64)
+    with open_executor(workers, dask, sys.stderr) as (pool, _):
+        return design_study(problem, policies, evaluations, pool)
 
 
 def _shape(network: Any) -> str:

@@ -221,9 +221,10 @@ def _train_et(args: argparse.Namespace) -> int:
     from topologies.chakra.trace import read_et
 
     timing = args.timing or "astra-sim-2"
-    if timing_meaning(timing).runner != "astra-2":
-        raise InputError("Chakra traces run under ASTRA-sim 2.x's semantics only so far "
-                         "(--timing astra-sim-2)", "--timing", timing)
+    try:
+        timing_meaning(timing)
+    except InputError as err:
+        raise InputError(err.reason, "--timing", timing) from None
     for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
                         ("--gantt", args.gantt)):
@@ -242,7 +243,9 @@ def _train_et(args: argparse.Namespace) -> int:
     if args.chunks is not None:
         system = dataclasses.replace(system, chunks=args.chunks)
     files = et_files(args.workload, None if Path(args.workload).is_file() else network.npus)
-    traces = {r: read_et(p) for r, p in files.items()}
+    traces: dict = {}
+    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
+        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
     names = {r: str(p) for r, p in files.items()}
     if len(files) == 1 and network.npus > 1:  # one file stands for every rank
         traces = {r: traces[0] for r in range(network.npus)}
@@ -254,7 +257,7 @@ def _train_et(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     policy = args.policy or system.inter or "baseline"
     intra = args.intra or system.intra or "fifo"
-    result = simulate_et(traces, network, system, names, groups, policy, intra)
+    result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",

@@ -24,15 +24,17 @@ not have (reduce, gather, scatter, broadcast, barrier).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
+from themis.timing.base import timing_meaning
 from topologies.chakra.et import Node
-from topologies.chakra.trace import Trace
+from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.chakra.types import CommType, NodeType
 from topologies.errors import InputError
-from topologies.network import Network
+from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
 
 #: ET collective types -> the project's collective kinds.
@@ -80,16 +82,6 @@ class ETResult:
         }
 
 
-def _signature(trace: Trace) -> tuple:
-    """A rank's graph up to its node-id offset (chakra's converter numbers ranks on)."""
-    if not trace.nodes:
-        return ()
-    base = min(n.id for n in trace.nodes)
-    return tuple((n.id - base, n.name, n.type, tuple(d - base for d in n.data_deps),
-                  tuple(d - base for d in n.ctrl_deps), n.duration_micros,
-                  tuple((a.name, repr(a.value)) for a in n.attrs)) for n in trace.nodes)
-
-
 def _int_attr(node: Node, name: str) -> int | None:
     a = node.attr(name)
     if a is None:
@@ -103,50 +95,83 @@ class _Collectives:
     """Each distinct collective's 2.x time alone, simulated once."""
 
     def __init__(self, network: Network, system: SystemConfig, file: str,
-                 policy: str | None = None, intra: str | None = "fifo") -> None:
+                 policy: str | None = None, intra: str | None = "fifo",
+                 timing: str = "astra-sim-2") -> None:
         self.network, self.system, self.file = network, system, file
-        self.policy, self.intra = policy, intra
+        self.policy, self.intra, self.timing = policy, intra, timing
+        self.astra2 = timing_meaning(timing).runner == "astra-2"
         self.splits = system.chunks or 1
-        self._memo: dict[tuple[str, int], int] = {}
+        self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
 
-    def time_ns(self, node: Node, kind: str, comm_size: int) -> int:
-        key = (kind, comm_size)
+    def time_ns(self, node: Node, kind: str, comm_size: int,
+                dims: tuple[bool, ...] | None = None) -> int:
+        """The collective's 2.x time alone; ``dims`` (``involved_dim``) masks dimensions."""
+        key = (kind, comm_size, dims)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        from themis.astra2_run import simulate_astra2
+        from themis.system_run import run_system
+        from themis.timing.astra2 import astra2_chunking
 
-        size = comm_size * self.network.npus if kind == "all-gather" else comm_size
+        npus = self.network.npus
+        size = comm_size * npus if kind == "all-gather" else comm_size
+        if size == 0 and not self.astra2:
+            self._memo[key] = 0  # nothing to move: only 2.x inflates a 0-byte collective
+            return 0
         if size == 0 and kind != "all-gather":
             # A converted NONE: Sys::determine_chunk_size raises the 0-byte chunk to N and
             # rewrites the size to splits x N (a latency-bound collective).
-            size = self.splits * self.network.npus
+            size = self.splits * npus
         elif size == 0:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): an all-gather of "
                              "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
+        network = self.network
+        coll = Collective(kind, size, self.splits if self.astra2 else min(self.splits, size))
+        if dims is not None and not all(dims) and not self.astra2:
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            if kind == "all-gather":
+                coll = Collective(kind, comm_size * network.npus, min(self.splits, comm_size))
+        elif dims is not None and not all(dims):
+            # Sys::generate_collective skips the phases of dimensions not involved; the
+            # chunks are still cut against every NPU (determine_chunk_size's total_nodes).
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            try:
+                run_size, count = astra2_chunking(coll, self.network)
+            except InputError as err:
+                raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
+                                 err.field, err.value) from None
+            if kind == "all-gather":  # each NPU's shard chunks, gathered over the group
+                chunk = run_size // (count * npus)
+                coll = Collective(kind, count * chunk * network.npus, count)
+            else:
+                coll = Collective(kind, run_size, count)
         try:
-            res = simulate_astra2(self.network, self.system,
-                                  Collective(kind, size, self.splits), policy=self.policy,
-                                  intra=self.intra)
+            res = run_system(network, self.system, coll, self.timing,
+                             self.policy or self.system.inter or "baseline", self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
                              err.field, err.value) from None
-        t = int(res.makespan_ns)
+        t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
         return t
 
 
 def _classify(node: Node, file: str, ndims: int, npus: int,
-              groups: Mapping[str, list[int]]) -> tuple[str, str, int]:
-    """(what the node is, its collective kind, its comm size)."""
+              groups: Mapping[str, list[int]]
+              ) -> tuple[str, str, int, tuple[bool, ...] | None]:
+    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask)."""
     where = f"{file}: node {node.id} ({node.name})"
     t = node.type
     if t == NodeType.COMP_NODE:
-        return "compute", "", 0
+        return "compute", "", 0, None
     if t == NodeType.COMM_COLL_NODE:
         ctype = _int_attr(node, "comm_type")
         if ctype is None:  # a PyTorch c10d control node: no collective
-            return "control", "", 0
+            return "control", "", 0, None
         kind = KINDS.get(CommType(ctype)) if ctype in CommType._value2member_map_ else None
         if kind is None:
             raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
@@ -159,10 +184,19 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
                              size)
         dims = node.attr("involved_dim")
-        if dims is not None and isinstance(dims.value, list) \
-                and not all(dims.value[:ndims]):
-            raise InputError(f"{where}: a collective on part of the dimensions is not "
-                             "modelled yet", "involved_dim", dims.value)
+        mask: tuple[bool, ...] | None = None
+        if dims is not None:
+            if dims.kind != "bool_list" or not isinstance(dims.value, list):
+                raise InputError(f"{where}: involved_dim must be a bool list (ASTRA-sim 2.x "
+                                 "stops on another type)", "involved_dim", dims.kind)
+            if len(dims.value) < ndims:
+                raise InputError(f"{where}: involved_dim has {len(dims.value)} entries for "
+                                 f"{ndims} dimensions (2.x would read past it)",
+                                 "involved_dim", dims.value)
+            mask = tuple(bool(v) for v in dims.value[:ndims])
+            if not any(mask):
+                raise InputError(f"{where}: involved_dim selects no dimension",
+                                 "involved_dim", dims.value)
         pg = node.attr("pg_name")
         if pg is not None and pg.value not in ("", None):
             members = groups.get(str(pg.value))
@@ -172,10 +206,10 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             if len(members) != npus:
                 raise InputError(f"{where}: a collective on a group smaller than the "
                                  "system is not modelled yet", "pg_name", pg.value)
-        return "collective", kind, size
+        return "collective", kind, size, mask
     if t == NodeType.METADATA_NODE or (
             t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
-        return "control", "", 0
+        return "control", "", 0, None
     raise InputError(f"{where}: this node type is not modelled yet", "type",
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
@@ -200,12 +234,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 
     def start(i: int) -> None:
         nonlocal seq
-        kind, coll, size = what[i]
+        kind, coll, size, mask = what[i]
         node = nodes[i]
         if kind == "compute":
             dur = node.duration_micros * NS_PER_MICRO
         elif kind == "collective":
-            dur = colls.time_ns(node, coll, size)
+            dur = colls.time_ns(node, coll, size, mask)
         else:
             dur = 0
         if kind != "control":
@@ -229,7 +263,7 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
     issue_ready()
     while events:
         now, _, i = heapq.heappop(events)
-        kind, coll, size = what[i]
+        kind, coll, size, _mask = what[i]
         if kind != "control":
             busy[kind] = False
         node = nodes[i]
@@ -248,9 +282,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemConfig,
                 files: Mapping[int, str] | None = None,
                 groups: Mapping[str, list[int]] | None = None,
-                policy: str | None = None, intra: str | None = "fifo") -> ETResult:
+                policy: str | None = None, intra: str | None = "fifo",
+                timing: str = "astra-sim-2") -> ETResult:
     """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
-    2.x's semantics (module docstring). ``files`` names each rank's file in messages;
+    2.x's semantics (module docstring); each collective timed alone under ``timing`` (2.x's
+    own by default; another timing keeps 2.x's slots and times collectives its way, a
+    0-byte one taking no time). ``files`` names each rank's file in messages;
     ``groups`` is the comm-group file (``{"<id>": [npu ids]}``). ``policy`` and ``intra``
     schedule each collective's chunks (default: 2.x's own baseline / FIFO; any registered
     policy and discipline, Themis or the portfolio among them, which 2.x itself cannot
@@ -260,12 +297,19 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
                          f"{len(traces)} ranks", "ranks", len(traces))
     files = files or {r: f"rank {r}" for r in traces}
     groups = groups or {}
-    colls = _Collectives(network, system, files[min(traces)], policy, intra)
-    by_sig: dict[tuple, list[int]] = {}
+    colls = _Collectives(network, system, files[min(traces)], policy, intra, timing)
+    by_rep: dict[int, list[int]] = {}  # ranks equal up to their id offset run once
     for r in sorted(traces):
-        by_sig.setdefault(_signature(traces[r]), []).append(r)
+        for rep, ranks in by_rep.items():
+            t = traces[r]
+            if t is traces[rep] or t.same_as is traces[rep] or \
+                    same_up_to_offset(t.nodes, traces[rep].nodes):
+                ranks.append(r)
+                break
+        else:
+            by_rep[r] = [r]
     classes = []
-    for ranks in by_sig.values():
+    for ranks in by_rep.values():
         r = ranks[0]
         classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups)))
     end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
