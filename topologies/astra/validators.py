@@ -95,8 +95,10 @@ def flat_yaml(text: str) -> dict[str, list[Any]] | None:
                 return None
             if word[0].isalpha():
                 items.append(word)
-            elif _FLAT_INT.fullmatch(word):
+            elif _FLAT_INT.fullmatch(word) and len(word) <= 30:
                 items.append(int(word))
+            elif _FLAT_INT.fullmatch(word):
+                return None  # past int()'s digit limit: PyYAML's path says so in one line
             else:
                 items.append(float(word))
         out[key] = items
