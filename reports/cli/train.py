@@ -122,7 +122,8 @@ class LongRunProgress:
         except (AttributeError, ValueError):
             self.tty = False
         self.t0 = time.perf_counter()
-        self._next = self.t0 + (after_s if self.tty else plain_after_s)
+        self._after = after_s if self.tty else plain_after_s
+        self._next = self.t0 + self._after
         self._every = 0.2 if self.tty else plain_every_s
         self._bar: Any = None
         self._task: Any = None
@@ -167,6 +168,20 @@ class LongRunProgress:
             self._task = self._bar.add_task("", total=total)
         self._bar.update(self._task, completed=done, total=total, description=what)
         self._bar.refresh()
+
+    def phase(self, name: str) -> None:
+        """A step after the counted work (e.g. the iteration bound): said on the bar, or in
+        one plain line when the run is long enough to have shown progress."""
+        now = time.perf_counter()
+        from reports.sweep.progress import format_duration
+
+        what = f"all {self.unit} done in {format_duration(now - self.t0)}; computing {name}"
+        if self._bar is not None:
+            self._bar.update(self._task, description=what)
+            self._bar.refresh()
+        elif now - self.t0 >= self._after:
+            self.stream.write(f"themis: {self.label}: {what}\n")
+            self.stream.flush()
 
     def close(self) -> None:
         """Clear the bar, if one is shown."""
@@ -416,6 +431,10 @@ def _us(ns: float) -> float:
     return ns / 1e3
 
 
+#: Layers printed in full; a larger workload gets the ones that expose the most.
+MAX_LAYER_ROWS = 200
+
+
 def _print_text(workload, network, config, result, baseline, note: str | None = None) -> None:
     passes = getattr(config, "passes", 1)
     print(f"{workload.name or workload.file} ({workload.parallelism}, "
@@ -452,7 +471,14 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
     print()
     cols = [(p, q) for p in ("fwd", "ig", "wg") for q in ("compute", "comm", "exposed")]
     cols = [c for c in cols if any(getattr(ly, f"{c[0]}_{c[1]}_ns") for ly in result.layers)]
+    layers = list(result.layers)
+    if len(layers) > MAX_LAYER_ROWS:  # a summary: the layers that expose the most
+        exposed = [c for c in cols if c[1] == "exposed"]
+        layers = sorted(layers, key=lambda ly: -sum(getattr(ly, f"{p}_{q}_ns")
+                                                    for p, q in exposed))[:MAX_LAYER_ROWS]
+        print(f"the {MAX_LAYER_ROWS} of {len(result.layers)} layers with the most exposed "
+              "communication (every layer: --json)")
     print(format_table(["layer"] + [f"{p} {q} (us)" for p, q in cols],
                        [[ly.name] + [_us(getattr(ly, f"{p}_{q}_ns")) for p, q in cols]
-                        for ly in result.layers]))
+                        for ly in layers]))
     print("(columns that are 0 for every layer are left out)")
