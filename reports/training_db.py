@@ -94,7 +94,7 @@ def read_study(db_path: str | os.PathLike) -> Study:
     from reports import db
     from reports.training import FAMILIES
 
-    conn = db.connect(db_path, create=False)
+    conn = db.connect(db_path, create=False, field="--db")
     try:
         meta = db.get_meta(conn)
         stored = db.read_training_rows(conn)

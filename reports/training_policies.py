@@ -117,7 +117,8 @@ def check_policies(network: Any, config: Any, policies: Sequence[TrainingPolicy]
     for method, field in zip(policies, fields, strict=True):
         try:
             simulate_training(probe, lnet, replace(config, policy=method.policy,
-                                                  intra=method.intra, chunks=PROBE_CHUNKS),
+                                                  intra=method.intra, chunks=PROBE_CHUNKS,
+                                                  passes=1),
                               bound=False)
         except InputError as err:
             if err.file and err.file != "probe.txt":

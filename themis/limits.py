@@ -43,4 +43,33 @@ def check_route_enumeration(dims: int, what: str, file: str = "") -> None:
             "active dimensions", dims, file)
 
 
-__all__ = ["MAX_ENUMERATED_ROUTES", "check_route_enumeration", "route_count"]
+#: Most chunk steps (passes x collectives per pass x chunks x dimensions) a training run
+#: is allowed: the simulator keeps every stage of every chunk (about 750 bytes each, some
+#: 50,000 a second on one core), so this is a few minutes and a few GB; 2.6 times a
+#: 20,000-layer data-parallel iteration of 64 chunks on 3 dimensions.
+MAX_TRAINING_STEPS = 10_000_000
+
+
+def training_steps(passes: int, collectives_per_pass: int, chunks: int, dims: int) -> int:
+    """The estimated chunk steps of a training run (see :data:`MAX_TRAINING_STEPS`)."""
+    return passes * max(1, collectives_per_pass) * chunks * max(1, dims)
+
+
+def check_training_steps(passes: int, collectives_per_pass: int, chunks: int, dims: int,
+                         field: str, value: object, file: str = "") -> None:
+    """Refuse, before it starts, a training run estimated above
+    :data:`MAX_TRAINING_STEPS` chunk steps (``field`` = ``value`` is named: the
+    option or spec key that makes it so large)."""
+    steps = training_steps(passes, collectives_per_pass, chunks, dims)
+    if steps > MAX_TRAINING_STEPS:
+        raise InputError(
+            f"about {_estimate(steps)} chunk steps to simulate ({passes:,} "
+            f"pass{'es' if passes != 1 else ''} x "
+            f"{max(1, collectives_per_pass):,} collectives x {chunks:,} chunks x "
+            f"{max(1, dims)} dimensions), more than the {MAX_TRAINING_STEPS:,} a training run "
+            "is allowed (memory and time grow with them); use fewer passes or chunks",
+            field, value, file)
+
+
+__all__ = ["MAX_ENUMERATED_ROUTES", "MAX_TRAINING_STEPS", "check_route_enumeration",
+           "check_training_steps", "route_count", "training_steps"]

@@ -277,12 +277,13 @@ class Schedule:
     @classmethod
     def load(cls, path: str | os.PathLike) -> Schedule:
         """Read a schedule JSON file."""
+        from topologies.files import read_input_text
+
         p = Path(path)
+        text = read_input_text(p, "schedule")
         try:
-            data = json.loads(p.read_text())
-        except FileNotFoundError:
-            raise InputError("no such file", "schedule", str(p), str(p)) from None
-        except (OSError, json.JSONDecodeError) as err:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
             raise InputError(f"cannot read JSON ({err})", "schedule", None, str(p)) from None
         return cls.from_dict(data, str(p))
 

@@ -9,6 +9,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: Most characters of a value echoed in an error line (longer ones are cut, ending "..."):
+#: a long file path is shown whole, a 1 GiB token is not.
+MAX_SHOWN_CHARS = 200
+#: Most characters of a reason (which may quote an input, such as a parser's message).
+MAX_REASON_CHARS = 2000
+
+
+def shorten(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, the last three being ``...`` when cut."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
 
 @dataclass
 class InputError(ValueError):
@@ -28,11 +39,11 @@ class InputError(ValueError):
         where = f"{self.file}: " if self.file else ""
         what = ""
         if self.field:
-            what = f"{self.field}"
+            what = shorten(f"{self.field}", 200)
             if self.value is not None:
-                what += f" = {self.value!r}"
+                what += f" = {shorten(repr(self.value))}"
             what += ": "
-        return f"{where}{what}{self.reason}".replace("\n", " ")
+        return f"{where}{what}{shorten(self.reason, MAX_REASON_CHARS)}".replace("\n", " ")
 
     def __str__(self) -> str:
         return self.message

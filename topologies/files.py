@@ -23,8 +23,81 @@ from pathlib import Path
 
 from topologies.errors import InputError
 
-__all__ = ["atomic_write", "check_output_file", "current_umask", "make_output_dir",
-           "output_error"]
+__all__ = ["MAX_TEXT_INPUT_BYTES", "atomic_write", "check_input_file", "check_output_file",
+           "current_umask", "file_kind", "make_output_dir", "output_error", "read_input_text"]
+
+#: The largest text input (a network, system, workload, spec or schedule file) read: the
+#: largest real one (a 20,000-layer workload) is under 2 MiB.
+MAX_TEXT_INPUT_BYTES = 64 * 1024 * 1024
+
+
+def file_kind(path: str | os.PathLike) -> str:
+    """What ``path`` is when it is not a regular file (after links): ``a folder``, ``a FIFO
+    (named pipe)``, ``a character device``, ``a dangling symbolic link to X``, ``no such
+    file``...; ``""`` for a regular file. A link to a device names its target."""
+    p = str(path)
+    try:
+        mode = os.stat(p).st_mode
+    except FileNotFoundError:
+        if os.path.islink(p):
+            return f"a dangling symbolic link to {os.readlink(p)}"
+        return "no such file"
+    except OSError as err:
+        return f"cannot be looked at ({err.strerror or err})"
+    if stat.S_ISREG(mode):
+        return ""
+    kind = "not a regular file"
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            kind = name
+            break
+    if os.path.islink(p):
+        return f"a symbolic link to {os.path.realpath(p)}, {kind}"
+    return kind
+
+
+def check_input_file(path: str | os.PathLike, field: str = "path") -> None:
+    """Refuse an input that is not a regular file, saying what it is (``is a folder``,
+    ``is a FIFO``, ``is a symbolic link to /dev/zero, a character device``)."""
+    kind = file_kind(path)
+    if kind == "no such file":
+        raise InputError("no such file", field, str(path), str(path))
+    if kind:
+        raise InputError(f"is {kind}, not a file", field, str(path), str(path))
+
+
+def read_input_text(path: str | os.PathLike, field: str = "path",
+                    limit_bytes: int = MAX_TEXT_INPUT_BYTES) -> str:
+    """The UTF-8 text of the input file ``path``, read with a bound: a path that is not a
+    regular file, a file over ``limit_bytes``, a binary file (a NUL byte) and one that is
+    not UTF-8 are each one :class:`InputError` naming the file, before it is parsed."""
+    file = str(path)
+    check_input_file(path, field)
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            data = fh.read(limit_bytes + 1) if size <= limit_bytes else b""
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}", field, file, file) from None
+    if size > limit_bytes or len(data) > limit_bytes:
+        shown = max(size, len(data))
+        raise InputError(f"{_mib(shown)}, more than the {_mib(limit_bytes)} a text input may "
+                         "be", field, file, file)
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(f"a binary file (a NUL byte at byte {nul}), not a text file", field,
+                         file, file)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(f"not a text file (not UTF-8: {err.reason} at byte {err.start})",
+                         field, file, file) from None
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:,.0f} MiB" if n >= 2**20 else f"{n:,} bytes"
 
 
 def current_umask() -> int:

@@ -175,7 +175,18 @@ def resolve_network(spec: str) -> Network:
         return preset_network(spec)
     if path.is_file():
         return read_network(path)  # reports the unknown file type
+    _not_a_file(path, "NETWORK")
     raise InputError("no such file or preset (see `themis presets`)", "NETWORK", spec)
+
+
+def _not_a_file(path: Path, field: str) -> None:
+    """Refuse a path that exists (or is a link) but is not a regular file, saying what it is
+    (a folder, a FIFO, a device, a dangling link) instead of "no such file"."""
+    from topologies.files import file_kind
+
+    kind = file_kind(path)
+    if kind and kind != "no such file":
+        raise InputError(f"is {kind}, not a file", field, str(path))
 
 
 def resolve_system(spec: str) -> SystemConfig:
@@ -191,4 +202,5 @@ def resolve_system(spec: str) -> SystemConfig:
     preset = preset_system_path(spec)
     if preset is not None:
         return read_system(preset)
+    _not_a_file(path, "SYSTEM")
     raise InputError("no such file or preset (see `themis presets`)", "SYSTEM", spec)

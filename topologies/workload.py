@@ -172,6 +172,9 @@ def _integer(tok: str, what: str, where: str, minimum: int = 0,
              maximum: tuple[int | float, str] | None = None) -> int:
     if not _INT.fullmatch(tok):
         raise InputError("not an integer", what, tok, where)
+    if len(tok.lstrip("+-0")) > 30:  # far past any count, time or size (and int()'s limit)
+        raise InputError("more than 30 digits, beyond any count, time or size", what, tok,
+                         where)
     value = int(tok)
     if value < minimum:
         reason = "negative" if value < 0 and minimum == 0 else f"must be >= {minimum}"
@@ -368,13 +371,12 @@ def bundled_workload_path(name: str) -> Path | None:
 
 
 def _read(path: Path, shown: str) -> str:
+    from topologies.files import read_input_text
+
     try:
-        return path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(f"not a text file ({err.reason} at byte {err.start})",
-                         "WORKLOAD", shown) from None
-    except OSError as err:
-        raise InputError(f"cannot read ({err.strerror})", "WORKLOAD", shown) from None
+        return read_input_text(path, "WORKLOAD")
+    except InputError as err:  # the workload as the user named it
+        raise InputError(err.reason, "WORKLOAD", shown) from None
 
 
 def load_workload(spec: str) -> Workload:
@@ -386,6 +388,8 @@ def load_workload(spec: str) -> Workload:
     path = Path(spec)
     if path.is_file():
         return parse_workload(_read(path, spec), spec)
+    if (path.exists() or path.is_symlink()) and _canonical(spec) is None:
+        _read(path, spec)  # a folder, a FIFO, a device, a dangling link: says which
     canonical = _canonical(spec)
     if canonical is None:
         raise InputError(f"no such file or bundled workload (known: {', '.join(workload_names())})",

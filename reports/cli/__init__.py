@@ -59,7 +59,9 @@ class _Parser(argparse.ArgumentParser):
             (file or sys.stderr).write(message)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        from topologies.errors import shorten
+
+        sys.stderr.write(f"{self.prog}: error: {shorten(message, 1000)}\n")
         raise SystemExit(2)
 
 

@@ -174,7 +174,8 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                    help="results database (created if missing; its folder too, one "
                         "level, if the folder's parent exists)")
     p.add_argument("--workers", type=int_arg("--workers"), default=None, metavar="N",
-                   help="worker processes (default: the CPU count; 1 runs in-process)")
+                   help="worker processes (default: the CPU count; 1 runs in-process); "
+                        "more than the spec's tasks or the CPUs is capped, with a note")
     p.add_argument("--dask", default=None, metavar="ADDRESS|local",
                    help="run on a Dask scheduler at ADDRESS, or 'local' for a LocalCluster "
                         "of --workers processes (needs pip install '.[dask]')")
@@ -217,7 +218,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise InputError("nothing to compare: no policy and no solver", "--policies",
                          args.policies)
     check_output(args.gantt, "--gantt", figure=True)
-    instance = resolve_inputs(args).instance()
+    inputs = resolve_inputs(args)
+    instance = inputs.instance()
+    from reports.limits import check_stage_count
+
+    field, file = inputs.chunks_key  # every method simulates or models the whole instance
+    check_stage_count(instance.collective.chunk_count, 2 * max(len(instance.dims), 1),
+                      field, inputs.chunks, file, escape="use fewer chunks")
     comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads,
                    _solver_params(args), timings)
     if args.gantt:
@@ -375,6 +382,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     finally:
         conn.close()
     also = shlex.join(["themis", "train-report", "--db", args.db, "--out", "DIR"])
+    if not training and not collective:
+        raise InputError("holds no finished or failed task (an empty sweep database: run "
+                         "its sweep first)", "DB", args.db)
     if training and not collective:
         raise InputError(f"holds training tasks only: their report is `{also}`", "DB",
                          args.db)

@@ -18,16 +18,11 @@ from reports.cli.common import (
     user_keys,
 )
 from reports.formatting import format_table, print_json
+from reports.limits import BYTES_PER_STAGE, MAX_STAGES, SECONDS_PER_STAGE, check_stage_count
 from topologies.errors import InputError
 
 #: ``simulate``'s chunk count without --chunks and without a system file's value.
 SIMULATE_CHUNKS = 64
-#: ``simulate`` refuses a run of more stages than this unless ``--no-limit`` is given.
-MAX_STAGES = 2_000_000
-#: Measured cost of one simulated stage (peak memory, CPU time; bench_simulator.py's
-#: machine class), for the estimate printed with the refusal.
-BYTES_PER_STAGE = 320
-SECONDS_PER_STAGE = 3e-6
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
@@ -81,22 +76,6 @@ def below_ideal_note(utilization: float, timing: str = "astra-sim-1.0") -> str:
 
     return (f"themis: note: the makespan is below the ideal (bandwidth utilization "
             f"{100 * utilization:.0f}%): {timing_meaning(timing).below_ideal}")
-
-
-def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: object,
-                      file: str = "") -> None:
-    """Refuse (one line) a run of more than :data:`MAX_STAGES` stages, with its cost;
-    ``field`` = ``value`` is what the user wrote (flag or system-file key)."""
-    stages = chunks * stages_per_chunk
-    if stages <= MAX_STAGES:
-        return
-    from reports.sweep.progress import format_duration
-
-    gib = stages * BYTES_PER_STAGE / 2**30
-    raise InputError(
-        f"{stages:,} stages ({chunks:,} chunks x {stages_per_chunk}) would take about "
-        f"{gib:,.1f} GiB of memory and {format_duration(stages * SECONDS_PER_STAGE)}; "
-        f"the limit is {MAX_STAGES:,} stages (--no-limit runs it anyway)", field, value, file)
 
 
 def cmd_presets(args: argparse.Namespace) -> int:

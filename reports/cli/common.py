@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from topologies.errors import InputError
+from topologies.errors import InputError, shorten
 from topologies.network import Network
 from topologies.system import SystemConfig
 from topologies.units import MAX_LATENCY_NS, parse_size
@@ -139,7 +139,8 @@ def int_arg(flag: str):
         try:
             return int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} = {text!r}: not an integer") from None
+            raise argparse.ArgumentTypeError(f"{flag} = {shorten(repr(text))}: not an "
+                                             "integer") from None
     return conv
 
 
@@ -150,7 +151,8 @@ def float_arg(flag: str):
         try:
             return float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{flag} = {text!r}: not a number") from None
+            raise argparse.ArgumentTypeError(f"{flag} = {shorten(repr(text))}: not a "
+                                             "number") from None
     return conv
 
 

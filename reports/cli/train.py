@@ -359,9 +359,12 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
 
     overrides.setdefault("policy", system.inter or DEFAULT_POLICY)
     config = TrainingConfig.from_system(system, **overrides)
-    from themis.training.simulate import check_scales
+    from themis.training.simulate import check_scales, check_size
 
     check_scales(workload, config, "--comm-scale", "--compute-scale")
+    check_size(workload, network, config,
+               ("--passes" if "passes" in overrides else "passes",
+                "--chunks" if "chunks" in overrides else "preferred-dataset-splits"))
     progress = LongRunProgress(f"train {workload.name}", "collectives")
     try:
         result = simulate_training(workload, network, config, progress=progress)

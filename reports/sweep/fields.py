@@ -34,14 +34,21 @@ def text_value(data: dict[str, Any], key: str, file: str) -> str:
 
 
 def items(table: dict[str, Any], key: str, prefix: str, file: str, required: bool = False,
-          default: list[Any] | None = None) -> list[Any]:
-    """``table[key]`` as a list (a single value is a list of one)."""
+          default: list[Any] | None = None, scalar: bool = False) -> list[Any]:
+    """``table[key]``, a list (a TOML array): another value is refused, naming the key
+    (``networks = "small-2d"`` for ``networks = ["small-2d"]``); with ``scalar`` (the
+    keys also taken as one value, like ``timing``) a single value is a list of one."""
     where = f"{prefix}.{key}"
     if key not in table:
         if required:
             raise InputError("missing required key", where, None, file)
         return list(default or [])
     value = table[key]
+    if not isinstance(value, list) and not scalar:
+        example = f"[{value!r}]".replace("'", '"') if isinstance(value, str | int | float) \
+            else "[...]"
+        raise InputError(f"must be a list (a TOML array: {key} = {example})", where, value,
+                         file)
     values = value if isinstance(value, list) else [value]
     if required and not values:
         raise InputError("must not be empty", where, value, file)
@@ -60,7 +67,8 @@ def resolve_entry(name: str, folder: Path, key: str, file: str,
     error names the spec's key instead; an error inside the named file stays as it is."""
     candidate = _relative(name, folder)
     try:
-        if candidate.is_file():
+        if candidate.is_file() or (candidate.exists() or candidate.is_symlink()) \
+                and not Path(name).is_file():  # a folder, FIFO... beside the spec: say so
             return resolve(str(candidate))
         return resolve(name)
     except InputError as err:

@@ -77,19 +77,31 @@ def locked_database(path: str | os.PathLike) -> Iterator[Any]:
 
     from reports import db
 
-    conn = db.connect(path)
-    handle = None
-    try:
-        handle = open(Path(path), "rb")  # noqa: SIM115 (closed after the connection)
+    p = Path(path)
+    handle = conn = None
+
+    def lock() -> Any:
+        f = open(p, "rb")  # noqa: SIM115 (closed after the connection)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise InputError("another themis sweep is running on this database (one sweep "
-                             "per database); wait for it, or stop it and rerun", "--db",
-                             str(path)) from None
+            f.close()
+            raise InputError("another themis sweep or report is using this database (one "
+                             "sweep per database, never while it is reported); wait for "
+                             "it, or stop it and rerun", "--db", str(path)) from None
+        return f
+
+    try:
+        if p.is_file() and p.stat().st_size:  # an existing database: checked, locked, opened
+            db.check_owned(p, "--db")
+            handle = lock()
+        conn = db.connect(path, field="--db")
+        if handle is None:
+            handle = lock()
         yield conn
     finally:
-        conn.close()
+        if conn is not None:
+            conn.close()
         if handle is not None:
             handle.close()
 
@@ -110,6 +122,11 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
         raise InputError("must be at least 1", "--workers", workers)
     spec = load_spec(spec_path)
     t_start = time.perf_counter()
+    asked, tasks = workers, len(spec.tasks) + len(spec.training)
+    workers = worker_count(workers, tasks, remote=bool(dask and dask != "local"))
+    if asked is not None and workers < asked:
+        stream.write(f"--workers {asked}: capped at {workers} ({tasks} tasks, "
+                     f"{cpu_count()} CPUs)\n")
     with open_executor(workers, dask, stream) as (executor, slots), \
             locked_database(db_path) as conn:
         done = db.finished_keys(conn)
@@ -178,6 +195,24 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
     return outcome
 
 
+def cpu_count() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def worker_count(workers: int | None, tasks: int, remote: bool = False) -> int:
+    """Local worker processes for ``tasks`` tasks: ``workers`` (default: the CPUs), capped
+    at the tasks and the CPUs (more only wait for a CPU and cost memory); a remote Dask
+    scheduler's workers are its own (``workers`` is kept)."""
+    if remote:
+        return workers or 1
+    n = workers or cpu_count()
+    return max(1, min(n, tasks, cpu_count()))
+
+
 def _summary(spec: Any) -> str:
     """``N instances, M tasks (p policy, s solver, b bound)``, and the training cases'."""
     counts = spec.counts()
@@ -215,5 +250,5 @@ def _bound_tasks(tasks: list[Task], todo: list[Task]) -> list[Task]:
             and (t.key in pending or t.bounds_key in needed)]
 
 
-__all__ = ["SweepOutcome", "any_error_row", "locked_database", "run_any", "run_sweep",
-           "sweep_command"]
+__all__ = ["SweepOutcome", "any_error_row", "cpu_count", "locked_database", "run_any",
+           "run_sweep", "sweep_command", "worker_count"]

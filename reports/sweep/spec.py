@@ -117,13 +117,13 @@ class Spec:
 
 def load_spec(path: str | os.PathLike) -> Spec:
     """Read and validate a TOML spec; every problem is an :class:`InputError`."""
+    from topologies.files import read_input_text
+
     p = Path(path)
     try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", "SPEC", str(p)) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the spec ({err})", "SPEC", str(p)) from None
+        text = read_input_text(p, "SPEC")
+    except InputError as err:
+        raise InputError(err.reason, "SPEC", str(p)) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -133,8 +133,9 @@ def load_spec(path: str | os.PathLike) -> Spec:
 
 def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") -> Spec:
     """Validate a parsed spec and expand it into tasks (see the module docstring)."""
+    from reports.limits import check_stage_count
     from themis.instance import Instance
-    from topologies.units import parse_size
+    from topologies.units import MAX_LATENCY_NS, parse_size
 
     file = str(path)
     folder = Path(path).parent
@@ -196,20 +197,26 @@ def parse_spec(data: dict[str, Any], text: str = "", path: str = "spec.toml") ->
         for i, c in enumerate(chunks):
             if isinstance(c, bool) or not isinstance(c, int) or c < 1:
                 raise fail("chunks must be a positive integer", f"{g}.chunks[{i}]", c)
+        if not delays:
+            raise fail("must not be empty (no instance would run)", f"{g}.endpoint_delay_ns",
+                       delays)
         for i, d in enumerate(delays):
             if isinstance(d, bool) or not isinstance(d, int | float) or not math.isfinite(d) \
-                    or d < 0:
-                raise fail("endpoint delay must be a number of ns >= 0",
+                    or not 0 <= d <= MAX_LATENCY_NS:
+                raise fail(f"endpoint delay must be a number of ns from 0 to {MAX_LATENCY_NS:g}",
                            f"{g}.endpoint_delay_ns[{i}]", d)
         for name, net in resolved:
             for size in size_values:
-                for c in chunks:
+                for ci, c in enumerate(chunks):
                     for d in delays:
                         try:
                             inst = Instance(net, size, c, float(d))
                         except InputError as err:
                             raise fail(f"invalid instance ({err})", g,
                                        f"{name} {size} bytes C={c}") from None
+                        check_stage_count(inst.collective.chunk_count,
+                                          2 * max(len(inst.dims), 1), f"{g}.chunks[{ci}]", c,
+                                          file, escape="use fewer chunks")
                         instance_keys.add(inst.key())
                         for m in methods:
                             _check_method(inst, m, policies, intras, g, file)

@@ -181,6 +181,8 @@ def training_error_row(task: TrainingTask, err: BaseException) -> dict[str, Any]
 def _positive_ints(table: dict[str, Any], key: str, g: str, file: str,
                    default: list[Any]) -> list[Any]:
     values = items(table, key, g, file, default=default)
+    if not values:
+        raise InputError("must not be empty (no case would run)", f"{g}.{key}", values, file)
     for i, v in enumerate(values):
         if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
             raise InputError("must be a positive integer", f"{g}.{key}[{i}]", v, file)
@@ -192,7 +194,10 @@ def _timings(table: dict[str, Any], g: str, file: str) -> list[str]:
     from themis.timing import timing_meaning, timing_names
 
     out: list[str] = []
-    for i, v in enumerate(items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING])):
+    given = items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING], scalar=True)
+    if not given:
+        raise InputError("must not be empty (no case would run)", f"{g}.timing", given, file)
+    for i, v in enumerate(given):
         key = f"{g}.timing[{i}]"
         name = canonical_timing(v, key, file)
         if not timing_meaning(name).training:
@@ -225,6 +230,7 @@ def parse_training(tables: object, folder: Path, file: str
     from reports.training import POLICIES
     from themis.training import TrainingConfig
     from themis.training.dims import TRANSFORMERS
+    from themis.training.simulate import check_size
     from topologies.astra.algorithms import validate_system
     from topologies.system import SystemConfig
     from topologies.workload import load_workload
@@ -277,6 +283,7 @@ def parse_training(tables: object, folder: Path, file: str
                 if err.file:
                     raise
                 raise InputError(err.reason, skey, sname or None, file) from None
+            check_size(wl, network, cfg, (f"{g}.passes", f"{g}.chunks"), file)
             group = wl.model_parallel_npu_group if wl.parallelism in TRANSFORMERS else None
             for probe in ((nname, cfg, None), (nname, cfg, group)):
                 if probe not in checked:

@@ -130,9 +130,10 @@ def test_sweep_db_must_be_a_regular_file(capsys, tmp_path: Path) -> None:
                  "--intra", "fifo", "--out", str(spec)]) == 0
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
-    for target in (tmp_path, fifo):
+    for target, what in ((tmp_path, "is a folder"), (fifo, "is a FIFO")):
         capsys.readouterr()
         assert main(["sweep", str(spec), "--db", str(target), "--workers", "1"]) == 2
         err = capsys.readouterr().err
-        assert "not a regular file" in err and err.count("\n") == 1
+        assert what in err
+        assert "not a database file" in err and err.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "spec.toml"]  # no journal

@@ -54,7 +54,7 @@ def test_terminal_bar_is_cleared_at_the_end() -> None:
 
 def test_simulate_refuses_a_huge_chunk_count_before_running(capsys, tmp_path,
                                                            monkeypatch) -> None:
-    from reports.cli import basic, main
+    from reports.cli import main
 
     chunks = 10_000_000
     assert main(["simulate", "tpu", "--chunks", str(chunks)]) == 2
@@ -66,7 +66,9 @@ def test_simulate_refuses_a_huge_chunk_count_before_running(capsys, tmp_path,
     system.write_text(f"preferred-dataset-splits: {chunks}\n")
     assert main(["simulate", "tpu", "--system", str(system)]) == 2
     assert f"big.txt: preferred-dataset-splits = {chunks}: " in capsys.readouterr().err
-    monkeypatch.setattr(basic, "MAX_STAGES", 100)
+    from reports import limits
+
+    monkeypatch.setattr(limits, "MAX_STAGES", 100)
     # tpu is 2-D: an all-reduce chunk has 4 stages, a reduce-scatter chunk 2
     assert main(["simulate", "tpu", "--chunks", "32"]) == 2
     assert main(["simulate", "tpu", "--chunks", "32", "--collective", "reduce-scatter"]) == 0

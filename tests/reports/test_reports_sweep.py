@@ -237,7 +237,7 @@ def test_sweep_killed_with_sigkill_loses_nothing_duplicates_nothing_and_leaves_n
         # A second sweep on the same database stops at once: one line, exit 2.
         assert main(["sweep", str(spec), "--db", str(db), "--workers", "1"]) == 2
         captured = capsys.readouterr()
-        assert "another themis sweep is running on this database" in captured.err
+        assert "another themis sweep or report is using this database" in captured.err
         assert captured.err.count("\n") == 1 and "instances" not in captured.err
         workers = children(proc.pid)
         assert workers, "the pool has no worker processes"

@@ -122,6 +122,19 @@ def expected_collectives(wl: Workload, passes: int) -> int:
     return max(1, per_pass * passes)
 
 
+def check_size(workload: Workload, network: Network, cfg: TrainingConfig,
+               fields: tuple[str, str] = ("passes", "chunks"), file: str = "") -> None:
+    """Refuse, before anything runs, a run of more chunk steps than
+    :data:`themis.limits.MAX_TRAINING_STEPS` (naming ``fields[0]`` = the passes when
+    there are several, else ``fields[1]`` = the chunks)."""
+    from themis.limits import check_training_steps
+
+    field, value = (fields[0], cfg.passes) if cfg.passes > 1 else (fields[1], cfg.chunks)
+    check_training_steps(cfg.passes, expected_collectives(workload, 1), cfg.chunks,
+                         len(network.dims), field, value,
+                         file or workload.file or workload.name)
+
+
 def prepare(workload: Workload, network: Network, cfg: TrainingConfig
             ) -> tuple[Workload, Network, int, dict[str, Timing], bool]:
     """What a run of ``workload`` under ``cfg`` works on: the scaled workload, the logical
@@ -166,6 +179,7 @@ def simulate_training(workload: Workload, network: Network,
     """
     t0 = time.perf_counter()
     cfg = config or TrainingConfig()
+    check_size(workload, network, cfg)
     if plans is None and router is None:
         planned = iteration_planner(cfg.policy)
         if planned is not None:

@@ -46,17 +46,9 @@ def line_of(text: str, line_no: int) -> str | None:
 
 def read_text(path: str | os.PathLike[str]) -> str:
     """The text of ``path``; every failure is an :class:`InputError`."""
-    file = str(path)
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise InputError("no such file", "path", file, file) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, not a file", "path", file, file) from None
-    except UnicodeDecodeError:
-        raise InputError("not a text file (not UTF-8)", "path", file, file) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror or err}", "path", file, file) from None
+    from topologies.files import read_input_text
+
+    return read_input_text(path, "path")
 
 
 #: The plain words PyYAML's resolver reads as booleans or null, not as text.
@@ -103,8 +95,10 @@ def flat_yaml(text: str) -> dict[str, list[Any]] | None:
                 return None
             if word[0].isalpha():
                 items.append(word)
-            elif _FLAT_INT.fullmatch(word):
+            elif _FLAT_INT.fullmatch(word) and len(word) <= 30:
                 items.append(int(word))
+            elif _FLAT_INT.fullmatch(word):
+                return None  # past int()'s digit limit: PyYAML's path says so in one line
             else:
                 items.append(float(word))
         out[key] = items
@@ -168,6 +162,8 @@ def load_yaml(text: str, file: str) -> Any:
             ) from None
         raise InputError(f"invalid YAML: {problem}", "syntax", None, file) from None
     except (yaml.YAMLError, RecursionError) as err:
+        raise InputError(f"invalid YAML: {err}", "syntax", None, file) from None
+    except ValueError as err:  # an integer of more than 4300 digits
         raise InputError(f"invalid YAML: {err}", "syntax", None, file) from None
 
 

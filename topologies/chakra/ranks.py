@@ -67,12 +67,13 @@ def read_ets(source: str | Path, npus: int | None = None) -> dict[int, Trace]:
 
 def read_comm_groups(path: str | Path, npus: int) -> dict[int, list[int]]:
     """A comm-group file: group id (> 0) -> its NPUs (each in 0..npus-1, none twice)."""
+    from topologies.files import read_input_text
+
     p = Path(path)
+    text = read_input_text(p, "--comm-group")
     try:
-        raw = json.loads(p.read_text())
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", file=str(p)) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
         raise InputError(f"not JSON: {err}", file=str(p)) from None
     if not isinstance(raw, dict):
         raise InputError('must be an object {"<id>": [npu ids]}', file=str(p))

@@ -164,7 +164,10 @@ def check_trace(trace: Trace, file: str) -> None:
 
 def read_et(path: str | Path, like: Trace | None = None) -> Trace:
     """Read and check one ``.et`` file (``like``: see :func:`parse_et`)."""
+    from topologies.files import check_input_file
+
     p = Path(path)
+    check_input_file(p, "trace")
     try:
         data = p.read_bytes()
     except OSError as err:
