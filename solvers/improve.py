@@ -60,7 +60,7 @@ DEFAULT_EVALUATIONS = 2000
 CHAIN_CHUNKS = 32
 #: Chain base results by (instance key, deterministic time, seed): the base solve is
 #: deterministic, so C = 64 ... 1024 of one network and size share it.
-_CHAIN_CACHE: dict[tuple[str, float, int], Result] = {}
+_CHAIN_CACHE: dict[tuple[str, float, int], tuple[Result, dict[str, Schedule]]] = {}
 
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
@@ -198,8 +198,13 @@ def chain_base(chunks: int, instance: Instance, chain_chunks: int = CHAIN_CHUNKS
 
 def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
            time_limit_s: float | None) -> tuple[Schedule | None, dict]:
-    """The doubling chain's candidate for ``instance`` (see the module docstring)."""
-    from solvers.solve import solve  # looked up when called, as in _cpsat
+    """The doubling chain's candidate for ``instance`` (see the module docstring).
+
+    With latency, the C0 solve's latency-0 answers (replayed on the network,
+    :func:`solvers.solve.latency0_hints`) are split into C too, and the
+    shortest split is the candidate (``meta["chain"]["splits"]`` lists them).
+    """
+    from solvers.solve import _solve  # looked up when called, as in _cpsat
 
     c = instance.chunks
     c0 = chain_base(c, instance, chain_chunks)
@@ -207,25 +212,40 @@ def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
         return None, {"skipped": f"no chunk count C/2^j <= {chain_chunks} splits into C"}
     base = with_chunks(instance, c0)
     key = (base.key(), float(dtime_s), seed)
-    res = _CHAIN_CACHE.get(key) if time_limit_s is None else None
-    if res is None:
+    cached = _CHAIN_CACHE.get(key) if time_limit_s is None else None
+    if cached is None:
         wall = time_limit_s if time_limit_s is not None else max(60.0, 30 * dtime_s)
         params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
                               seed=seed)
+        kept: dict[str, Schedule] = {}
         try:
-            res = solve(base, "cpsat", params)
+            res = _solve(base, "cpsat", params, None, None, None, {}, kept)
         except InputError as err:
             return None, {"from_chunks": c0, "skipped": str(err)}
+        cached = (res, {k: v for k, v in kept.items() if k.startswith("latency0-")})
         if time_limit_s is None:
-            _CHAIN_CACHE[key] = res
+            _CHAIN_CACHE[key] = cached
+    res, lat0 = cached
     info = {"from_chunks": c0, "status": str(res.status), "from_makespan_ns": res.makespan_ns,
             "from_lower_bound_ns": res.lower_bound_ns,
             "deterministic_time_s": res.meta.get("deterministic_time_total")}
-    if res.schedule is None:
+    sources = {} if res.schedule is None else {"solve": res.schedule}
+    sources.update(lat0)
+    best: Schedule | None = None
+    found: dict[str, float] = {}
+    for name, sched in sources.items():
+        split = split_schedule(sched, instance, c // c0)
+        if split is None:
+            continue
+        found[name] = split.makespan_ns
+        if best is None or split.makespan_ns < best.makespan_ns * (1 - 1e-12):
+            best = split
+    if not sources:
         return None, info
-    split = split_schedule(res.schedule, instance, c // c0)
-    info["makespan_ns"] = None if split is None else split.makespan_ns
-    return split, info
+    info["makespan_ns"] = None if best is None else best.makespan_ns
+    if lat0:
+        info["splits"] = found
+    return best, info
 
 
 def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,

@@ -103,3 +103,17 @@ def test_latency_free_instance_has_no_latency0_step() -> None:
     inst = Instance(inst0.network, 64 * MiB, 2)
     res = solve(inst, "cpsat", time_limit_s=120, deterministic_time_s=1)
     assert "latency0" not in res.meta
+
+
+def test_improve_chain_splits_the_latency0_answers() -> None:
+    from solvers.improve import improve
+
+    inst = Instance(LAT, 64 * MiB, 8)
+    res = improve(inst, evaluations=20, chain_dtime_s=2.0, chain_chunks=4)
+    chain = res.meta["chain"]
+    splits = chain["splits"]
+    assert chain["from_chunks"] == 4
+    assert "solve" in splits and "latency0-C4" in splits and "latency0-split-C2" in splits
+    assert chain["makespan_ns"] == min(splits.values())
+    assert res.valid and res.makespan_ns <= chain["makespan_ns"] * (1 + 1e-12)
+    assert res.lower_bound_ns <= res.makespan_ns
