@@ -24,6 +24,22 @@ and 2) and ``cpsat_dtime_s`` (CP-SAT's deterministic time, one worker). A
 wall-clock ``time_limit_s`` may cap everything too (for interactive use; a
 result that depends on it says so in ``meta["stopped_by"]``).
 
+**Never worse with more evaluations.** Steps 1 and 2 run in rounds of
+``ROUND_EVALUATIONS`` x 2^k evaluations (k = 0, 1, ...): round 0 is the search
+above (each discipline, then the best one, then the orders), round k >= 1 a
+route search from the best routes (seed ``seed + 1000 k``) and an order search
+from the best schedule. Every sub-budget is a fixed share of its round's size,
+never of ``evaluations``, which only cuts the last round short; the local
+searches are anytime (their moves do not depend on their budget), so a larger
+budget makes the same evaluations first and the answer, the best so far, is
+never worse (``meta["rounds"]``). Up to ``ROUND_EVALUATIONS`` (the default
+budget) this is the single search it always was. ``seeds`` > 1 runs steps 1-2
+with seeds ``seed`` ... ``seed + seeds - 1``, each with the whole budget, and
+keeps the best (the first among equals; ``meta["seeds"]``, ``meta["seed"]``).
+CP-SAT (step 3) only ever replaces that answer by a shorter one; its own
+result is not monotone in its deterministic time (a different budget splits
+differently between its phases).
+
 The result is a :class:`solvers.Result`: never worse than the start, the
 schedule checked by :func:`themis.checker.check`, status ``optimal`` only when
 CP-SAT proved it or the makespan meets a lower bound (LB0-LB3 or the solver's),

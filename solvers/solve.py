@@ -212,10 +212,6 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
     """
     if not params.doubling or solver != "cpsat":
         return params, lb
-    if (meta.get("latency0") or {}).get("candidates"):
-        # The latency-0 solve ran its own chain (at latency 0, where a split costs
-        # nothing); its split, replayed, is already a candidate.
-        return params, lb
     left = params.time_limit_s - (time.perf_counter() - t0)
     chain = chain_hint(instance, solver, params, left)
     if chain is None:
@@ -337,9 +333,11 @@ def chain_hint(instance: Instance, solver: str, params: SolverParams,
     if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
         return None
     det = params.deterministic_time_s
+    # The latency-0 hints of C/2 are not solved again: the C solve's latency-0
+    # sub-solve has its own chain (its split C/2 answer, replayed, is a candidate).
     sub = dataclasses.replace(
         params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
-        deterministic_time_s=None if det is None else CHAIN_SHARE * det)
+        deterministic_time_s=None if det is None else CHAIN_SHARE * det, latency0=False)
     res = solve(half, solver, sub)
     used = float(res.meta.get("deterministic_time_total") or 0.0)
     levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))
