@@ -47,7 +47,7 @@ CHAIN_MIN_CHUNKS = 2
 #: reach; :func:`solvers.improve.improve` splits the largest proven C instead).
 CHAIN_MAX_CHUNKS = 64
 #: Share of a solve's budget its latency-0 sub-solve may use (:func:`latency0_hints`).
-LATENCY0_SHARE = 0.5
+LATENCY0_SHARE = 0.75
 
 
 def check_params(solver: str, params: SolverParams | None = None,
