@@ -146,6 +146,29 @@ def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None 
     return ax
 
 
+def plot_designs(shares: Mapping[str, Sequence[float]], ax: Axes | None = None,
+                 title: str | None = None) -> Axes:
+    """Grouped bars: per dimension, one bar per design, the share of the budget it spends
+    there (``shares[design][dim]`` in 0..1): the designs per policy side by side."""
+    if ax is None:
+        _, (ax,) = new_figure(6.0, 4.0)
+    names = list(shares)
+    ndims = max((len(v) for v in shares.values()), default=0)
+    width = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        xs = [d - 0.4 + width * (i + 0.5) for d in range(len(shares[name]))]
+        ax.bar(xs, [100 * u for u in shares[name]], width=width, label=name,
+               edgecolor="black", linewidth=0.3, **bar_style(name))
+    ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("share of the budget (%)")
+    if title:
+        ax.set_title(title, fontsize="medium")
+    if names:
+        ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    return ax
+
+
 def figure_legend(fig: Any, axes: Sequence[Axes]) -> None:
     """One legend below the figure for every labelled artist of ``axes``."""
     seen: dict[str, Any] = {}
@@ -176,5 +199,6 @@ def plot_gantt_pair(items: Sequence[tuple[str, Schedule]], path: str | os.PathLi
     return axes
 
 
-__all__ = ["bar_style", "figure_legend", "method_style", "plot_dim_utilization", "plot_gantt_pair",
+__all__ = ["bar_style", "figure_legend", "method_style", "plot_designs", "plot_dim_utilization",
+           "plot_gantt_pair",
            "plot_gap_by_chunks", "plot_order"]

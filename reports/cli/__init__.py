@@ -28,6 +28,8 @@ _COMMANDS: dict[str, tuple[str, ...]] = {
     "analyse": ("compare", "spec", "sweep", "report"),
     "train": ("train",),
     "train_report": ("train-report",),
+    "design": ("design", "design-report"),
+    "convert": ("convert",),
 }
 
 
@@ -93,6 +95,10 @@ def _register(group: str, sub: argparse._SubParsersAction) -> None:
         from reports.cli import analyse as module
     elif group == "train":
         from reports.cli import train as module
+    elif group == "design":
+        from reports.cli import design as module
+    elif group == "convert":
+        from reports.cli import convert as module
     else:
         from reports.cli import train_report as module
     module.register(sub, _Parser)

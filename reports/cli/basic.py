@@ -100,16 +100,24 @@ def check_stage_count(chunks: int, stages_per_chunk: int, field: str, value: obj
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    """``themis presets``: the network presets, then the system presets."""
+    """``themis presets``: the network presets, the system presets, the bundled workloads."""
     from topologies.presets import list_preset_systems, list_presets, preset_system
+    from topologies.workload import bundled_workload_path, load_workload, workload_names
 
     presets = list_presets()
     systems = [(name, preset_system(name)) for name in list_preset_systems()]
+    workloads = []
+    for name in workload_names():
+        wl = load_workload(name)
+        path = bundled_workload_path(name)
+        workloads.append({"name": name, "file": path.name if path else "",
+                          "parallelism": str(wl.parallelism), "layers": len(wl.layers)})
     if args.json:
         print_json({
             "networks": [{"name": p.name, "description": p.description, "npus": p.npus,
                           "ndims": p.dims, "systems": list(p.systems)} for p in presets],
             "systems": [{"name": name, **_system_summary(cfg)} for name, cfg in systems],
+            "workloads": workloads,
         })
         return 0
     rows = [[p.name, p.npus, p.dims, p.description] for p in presets]
@@ -119,16 +127,21 @@ def cmd_presets(args: argparse.Namespace) -> int:
     print("system files (--system):")
     print(format_table(
         ["name", "chunks", "inter", "intra", "all-reduce"],
-        [[name, s["chunks"] or "-", s["inter"] or "baseline (omitted)",
+        [[name, s["splits"] or "-", s["inter"] or "baseline (omitted)",
           s["intra"] or "fifo (omitted)",
-          "_".join(s["all_reduce_implementation"] or []) or "-"]
+          "_".join(s["all_reduce_algorithms"] or []) or "-"]
          for name, s in ((n, _system_summary(c)) for n, c in systems)]))
+    print()
+    print("workloads (WORKLOAD of train, design --workload, convert):")
+    print(format_table(["name", "file", "parallelism", "layers"],
+                       [[w["name"], w["file"], w["parallelism"], w["layers"]]
+                        for w in workloads]))
     return 0
 
 
 def _system_summary(cfg) -> dict:
-    return {"chunks": cfg.chunks, "inter": cfg.inter, "intra": cfg.intra,
-            "all_reduce_implementation": list(cfg.all_reduce_algorithms or []) or None}
+    return {"splits": cfg.chunks, "inter": cfg.inter, "intra": cfg.intra,
+            "all_reduce_algorithms": list(cfg.all_reduce_algorithms or []) or None}
 
 
 def cmd_network(args: argparse.Namespace) -> int:

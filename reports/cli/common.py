@@ -158,7 +158,7 @@ def float_arg(flag: str):
 _INPUT_FILES: set[str] = set()
 #: The arguments that name a command's input files.
 INPUT_ARGS = ("network", "networks", "workload", "system", "spec", "schedule", "comm_group",
-              "cost")
+              "cost", "communicator")
 
 
 def note_inputs(args: object) -> None:

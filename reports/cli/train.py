@@ -242,7 +242,9 @@ def _train_et(args: argparse.Namespace) -> int:
     if args.chunks is not None:
         system = dataclasses.replace(system, chunks=args.chunks)
     files = et_files(args.workload, None if Path(args.workload).is_file() else network.npus)
-    traces = {r: read_et(p) for r, p in files.items()}
+    traces: dict = {}
+    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
+        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
     names = {r: str(p) for r, p in files.items()}
     if len(files) == 1 and network.npus > 1:  # one file stands for every rank
         traces = {r: traces[0] for r in range(network.npus)}

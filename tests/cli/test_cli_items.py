@@ -37,8 +37,13 @@ def test_presets_lists_networks_and_systems(capsys) -> None:
     assert [s["name"] for s in data["systems"]] == list_preset_systems()
     themis = next(s for s in data["systems"] if s["name"] == "3d_switch_themis")
     # topologies/presets/3d_switch_themis.txt: preferred-dataset-splits 64, themis, SCF.
-    assert (themis["chunks"], themis["inter"], themis["intra"]) == (64, "themis", "scf")
+    assert (themis["splits"], themis["inter"], themis["intra"]) == (64, "themis", "scf")
+    assert themis["all_reduce_algorithms"] == ["halvingDoubling"] * 3
     assert "small-2d" in [n["name"] for n in data["networks"]]
+    # The bundled workloads (the tour says presets lists them): vgg16 is DATA, 16 layers.
+    vgg = next(w for w in data["workloads"] if w["name"] == "vgg16")
+    assert (vgg["file"], vgg["parallelism"], vgg["layers"]) == ("vgg16.txt", "DATA", 16)
+    assert "workloads (WORKLOAD" in out and re.search(r"^dlrm\s", out, re.M)
 
 
 def test_version(capsys) -> None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from themis.collective import Collective
 from topologies.chakra.et import Node
-from topologies.chakra.trace import Trace
+from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.chakra.types import CommType, NodeType
 from topologies.errors import InputError
 from topologies.network import Network
@@ -78,16 +78,6 @@ class ETResult:
                                if n.kind == "collective" else {})} for n in nodes]}
                 for ranks, nodes in self.classes],
         }
-
-
-def _signature(trace: Trace) -> tuple:
-    """A rank's graph up to its node-id offset (chakra's converter numbers ranks on)."""
-    if not trace.nodes:
-        return ()
-    base = min(n.id for n in trace.nodes)
-    return tuple((n.id - base, n.name, n.type, tuple(d - base for d in n.data_deps),
-                  tuple(d - base for d in n.ctrl_deps), n.duration_micros,
-                  tuple((a.name, repr(a.value)) for a in n.attrs)) for n in trace.nodes)
 
 
 def _int_attr(node: Node, name: str) -> int | None:
@@ -261,11 +251,18 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     files = files or {r: f"rank {r}" for r in traces}
     groups = groups or {}
     colls = _Collectives(network, system, files[min(traces)], policy, intra)
-    by_sig: dict[tuple, list[int]] = {}
+    by_rep: dict[int, list[int]] = {}  # ranks equal up to their id offset run once
     for r in sorted(traces):
-        by_sig.setdefault(_signature(traces[r]), []).append(r)
+        for rep, ranks in by_rep.items():
+            t = traces[r]
+            if t is traces[rep] or t.same_as is traces[rep] or \
+                    same_up_to_offset(t.nodes, traces[rep].nodes):
+                ranks.append(r)
+                break
+        else:
+            by_rep[r] = [r]
     classes = []
-    for ranks in by_sig.values():
+    for ranks in by_rep.values():
         r = ranks[0]
         classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups)))
     end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)

@@ -55,8 +55,14 @@ def et_files(source: str | Path, npus: int | None = None) -> dict[int, Path]:
 
 
 def read_ets(source: str | Path, npus: int | None = None) -> dict[int, Trace]:
-    """Every rank's trace, each read and checked."""
-    return {rank: read_et(path) for rank, path in sorted(et_files(source, npus).items())}
+    """Every rank's trace, each read and checked (a rank that is the first one up to an id
+    offset, as chakra's converter writes them, is checked by that comparison)."""
+    out: dict[int, Trace] = {}
+    first: Trace | None = None
+    for rank, path in sorted(et_files(source, npus).items()):
+        out[rank] = read_et(path, first)
+        first = first or out[rank]
+    return out
 
 
 def read_comm_groups(path: str | Path, npus: int) -> dict[int, list[int]]:

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass
 from enum import IntEnum
+from typing import NamedTuple
 
 
 class WireError(ValueError):
@@ -28,12 +28,11 @@ class WireType(IntEnum):
     I32 = 5
 
 
-@dataclass(frozen=True)
-class Field:
+class Field(NamedTuple):
     """One field occurrence: its number, wire type and raw value.
 
     ``value`` is an int for VARINT, the 8 or 4 raw bytes for I64/I32, and the
-    payload bytes for LEN.
+    payload bytes for LEN. (A named tuple: traces hold millions of fields.)
     """
 
     number: int
@@ -43,6 +42,8 @@ class Field:
 
 def read_varint(data: bytes, pos: int) -> tuple[int, int]:
     """The unsigned varint at ``pos`` and the position after it."""
+    if pos < len(data) and data[pos] < 0x80:  # one byte: most keys and small values
+        return data[pos], pos + 1
     result = 0
     shift = 0
     while True:
@@ -97,33 +98,48 @@ def zigzag_encode(value: int) -> int:
     return (value << 1) ^ (value >> 63) if value < 0 else value << 1
 
 
+_VARINT, _I64, _LEN, _I32 = (WireType.VARINT, WireType.I64, WireType.LEN, WireType.I32)
+
+
 def iter_fields(data: bytes) -> Iterator[Field]:
     """The fields of one message, in the order they appear."""
     pos = 0
     end = len(data)
     while pos < end:
-        key, pos = read_varint(data, pos)
+        key = data[pos]
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = read_varint(data, pos)
         number, wire = key >> 3, key & 7
         if number == 0:
             raise WireError("field number 0")
-        if wire == WireType.VARINT:
-            value, pos = read_varint(data, pos)
-            yield Field(number, WireType.VARINT, value)
-        elif wire == WireType.LEN:
-            size, pos = read_varint(data, pos)
+        if wire == 0:
+            if pos < end and data[pos] < 0x80:
+                value = data[pos]
+                pos += 1
+            else:
+                value, pos = read_varint(data, pos)
+            yield Field(number, _VARINT, value)
+        elif wire == 2:
+            if pos < end and data[pos] < 0x80:
+                size = data[pos]
+                pos += 1
+            else:
+                size, pos = read_varint(data, pos)
             if pos + size > end:
                 raise WireError(f"field {number}: length {size} runs past the message end")
-            yield Field(number, WireType.LEN, data[pos : pos + size])
+            yield Field(number, _LEN, data[pos : pos + size])
             pos += size
-        elif wire == WireType.I64:
+        elif wire == 1:
             if pos + 8 > end:
                 raise WireError(f"field {number}: truncated 64-bit value")
-            yield Field(number, WireType.I64, data[pos : pos + 8])
+            yield Field(number, _I64, data[pos : pos + 8])
             pos += 8
-        elif wire == WireType.I32:
+        elif wire == 5:
             if pos + 4 > end:
                 raise WireError(f"field {number}: truncated 32-bit value")
-            yield Field(number, WireType.I32, data[pos : pos + 4])
+            yield Field(number, _I32, data[pos : pos + 4])
             pos += 4
         else:
             raise WireError(f"field {number}: unsupported wire type {wire}")
