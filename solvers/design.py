@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 
@@ -32,9 +32,11 @@ from themis.metrics import ideal_ns
 from themis.policies import policy_names
 from themis.simulator import SimConfig, makespan_ns
 from themis.training import TrainingConfig, simulate_training
+from topologies.chakra.trace import Trace
 from topologies.errors import InputError
 from topologies.libra import LibraCollective
 from topologies.network import Dimension, Network
+from topologies.system import SystemConfig
 from topologies.units import MIN_BANDWIDTH_GBPS, GBps_to_bytes_per_ns
 from topologies.workload import Workload
 
@@ -113,11 +115,14 @@ DEFAULT_EVALUATIONS = 200
 MIN_MOVE_SHARE = 1e-3
 
 
-def design_policy_names(training: bool = False) -> tuple[str, ...]:
+def design_policy_names(training: bool = False, runner: str = "") -> tuple[str, ...]:
     """What a design can be made for: every registered policy but ``fixed``, the route-LP
     ``bound`` and LIBRA's fluid fixed-order model ``libra``; for a training iteration the
-    training-level policies (``auto``, ...) too, and not ``libra``."""
+    training-level policies (``auto``, ...) too, and not ``libra``; under an ASTRA-sim
+    timing's system-file ``runner`` the simulated policies only."""
     simulated = tuple(p for p in policy_names() if p != "fixed")
+    if runner:
+        return simulated
     if training:
         from themis.training.routing import training_policy_names
 
@@ -181,6 +186,16 @@ class TrainingSpec:
 
 
 @dataclass(frozen=True)
+class TraceSpec:
+    """Chakra traces as the design objective: ``train``'s ET run (ASTRA-sim 2.x's slots,
+    each collective timed alone under ``timing`` with ``system``), its end."""
+
+    traces: Mapping[int, Trace]
+    system: SystemConfig
+    timing: str = "astra-sim-2"
+
+
+@dataclass(frozen=True)
 class DesignProblem:
     """A network shape, a workload and a budget: what :func:`design` solves.
 
@@ -201,8 +216,14 @@ class DesignProblem:
     #: Every searched bandwidth a multiple of this (GB/s; 0: continuous). The budget is
     #: then an upper limit: a design spends what whole steps allow.
     step_GBps: float = 0.0
-    #: A training iteration as the objective instead of ``items`` (then empty).
-    training: TrainingSpec | None = None
+    #: A training iteration (``TrainingSpec``) or Chakra traces (``TraceSpec``) as the
+    #: objective instead of ``items`` (then empty).
+    training: TrainingSpec | TraceSpec | None = None
+    #: The timing simulated policies run under; an ASTRA-sim timing runs the system file
+    #: (``system``) as ``simulate --timing`` does (its runner), where the route-LP bound and
+    #: LIBRA's fluid model do not apply.
+    timing: str = "alpha-beta"
+    system: SystemConfig | None = None
 
     def __post_init__(self) -> None:
         n = self.network.ndims
@@ -226,6 +247,9 @@ class DesignProblem:
                 raise InputError(f"bounds {lo}..{hi} GB/s are empty", f"dimension {d}", lo)
         if not self.items and self.training is None:
             raise InputError("no collective to design for", "workload", None)
+        if self.runner and isinstance(self.training, TrainingSpec):
+            raise InputError("a training design runs under alpha-beta (train --timing for "
+                             "one run)", "--timing", self.timing)
         for item in self.items:
             if len(item.group) != n:
                 raise InputError(f"group has {len(item.group)} entries for {n} dimensions",
@@ -258,6 +282,13 @@ class DesignProblem:
             if ceiling < self.budget * (1 - 1e-12):
                 raise InputError(f"is above what the maximum bandwidths cost ({ceiling:g}): "
                                  "lower it or raise a maximum", "budget", self.budget)
+
+    @property
+    def runner(self) -> str:
+        """The system-file runner of the timing (``""``: the plain simulator)."""
+        from themis.timing.base import timing_meaning
+
+        return timing_meaning(self.timing).runner
 
     @property
     def active_dims(self) -> tuple[int, ...]:
@@ -387,14 +418,37 @@ class DesignEvaluator:
                 return lp_bound_ns(Instance(sub, item.size_bytes, item.chunks,
                                             self.problem.endpoint_delay_ns))
             return ideal_ns(sub, [coll])
+        if self.problem.runner:
+            return self.system_run_ns(policy, network, item, coll)
         config = SimConfig(policy=policy, intra=self.problem.intra,
                            endpoint_delay_ns=self.problem.endpoint_delay_ns)
         return makespan_ns(sub, [coll], config)
+
+    def system_run_ns(self, policy: str, network: Network, item: DesignItem,
+                      coll: Collective) -> float:
+        """One collective run as ``simulate --timing T --system FILE`` runs it (the
+        timing's system-file runner); dimensions outside the group keep their place with
+        one NPU, so the file's per-dimension algorithms still line up."""
+        sub = Network(tuple(Dimension(d.kind, item.group[i] if item.group[i] > 1 else 1,
+                                      d.bandwidth_GBps, d.latency_ns)
+                            for i, d in enumerate(network.dims)), name=network.name)
+        from themis.system_run import run_system
+
+        return float(run_system(sub, self.problem.system, coll, self.problem.timing, policy,
+                                self.problem.intra).makespan_ns)
 
     def training_ns(self, policy: str, network: Network) -> float:
         """The iteration's end under ``policy`` (``bound``: its iteration lower bound)."""
         spec = self.problem.training
         assert spec is not None
+        if isinstance(spec, TraceSpec):
+            if policy in (LIBRA, BOUND):
+                raise InputError("Chakra traces are designed for a simulated policy (no "
+                                 "bound or fluid model of a trace)", "--policy", policy)
+            from themis.training.et_run import simulate_et
+
+            return float(simulate_et(spec.traces, network, spec.system, None, None, policy,
+                                      self.problem.intra, spec.timing).end_ns)
         if policy == LIBRA:
             raise InputError("LIBRA's fluid model times collective mixes, not a training "
                              "iteration", "--policy", policy)
@@ -675,7 +729,8 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     policy) and ``starts``; the search starts from the best of them under ``policy``, so
     the result is never worse than any of them. Deterministic: same inputs, same design.
     """
-    names = design_policy_names(problem.training is not None)
+    names = design_policy_names(problem.training is not None, problem.runner
+                                or ("trace" if isinstance(problem.training, TraceSpec) else ""))
     if policy not in names:
         raise InputError(f"unknown design policy (one of {', '.join(names)})", "--policy",
                          policy)
@@ -684,11 +739,12 @@ def design(problem: DesignProblem, policy: str, evaluations: int = DEFAULT_EVALU
     ev = evaluator or DesignEvaluator(problem)
     points = {"even": even_split(problem)}
     if problem.training is None:
-        points["libra"] = libra_design(problem)
+        points["libra"] = libra_design(problem)  # a start point: its fluid closed form
     elif policy == LIBRA:
         raise InputError("LIBRA's fluid model times collective mixes, not a training "
                          "iteration", "--policy", policy)
-    if policy not in (BOUND, LIBRA):
+    if policy not in (BOUND, LIBRA) and not problem.runner \
+            and not isinstance(problem.training, TraceSpec):
         points["bound"] = design(problem, BOUND, evaluations, evaluator=ev).bandwidths_GBps
     for name, bw in (starts or {}).items():
         points[name] = problem.project(bw)
@@ -730,7 +786,8 @@ class RegretTable:
     designs: dict[str, tuple[float, ...]]
     policies: tuple[str, ...]
     time_ns: dict[str, dict[str, float]]
-    bound_ns: dict[str, float]
+    #: Each design's route-LP bound (``None`` under an ASTRA-sim timing: it bounds alpha-beta).
+    bound_ns: dict[str, float | None]
 
     def regret(self, design_name: str, policy: str) -> float | None:
         """``time(design, policy) / time(policy's own design, policy) - 1`` (None without
@@ -755,7 +812,9 @@ def regret_table(problem: DesignProblem, designs: dict[str, tuple[float, ...]],
     """Run every design under every policy (and its bound)."""
     ev = evaluator or DesignEvaluator(problem)
     times = {n: {p: ev(p, bw) for p in policies} for n, bw in designs.items()}
-    bounds = {n: ev(BOUND, bw) for n, bw in designs.items()}
+    no_bound = problem.runner or isinstance(problem.training, TraceSpec)
+    bounds: dict[str, float | None] = {
+        n: None if no_bound else ev(BOUND, bw) for n, bw in designs.items()}
     return RegretTable(dict(designs), tuple(policies), times, bounds)
 
 

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import cast
 
 from topologies.astra import NETWORK_SUFFIXES, read_network
-from topologies.astra.system_file import read_system
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.system import SystemConfig
@@ -158,6 +157,8 @@ def preset_system_path(name: str) -> Path | None:
 def preset_system(name: str) -> SystemConfig | None:
     """The system preset ``name`` (e.g. ``3d_switch_themis``, ``tpu``), or ``None``."""
     path = preset_system_path(name)
+    from topologies.astra.system_file import read_system
+
     return read_system(path) if path is not None else None
 
 
@@ -182,6 +183,8 @@ def resolve_system(spec: str) -> SystemConfig:
 
     Anything else raises ``InputError(field="SYSTEM")``.
     """
+    from topologies.astra.system_file import read_system
+
     path = Path(spec)
     if path.is_file():
         return read_system(path)

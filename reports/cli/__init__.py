@@ -46,6 +46,13 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", RegistryHelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument (to check the metavar), and a
+        # formatter without a width asks shutil.get_terminal_size, a costly import (bz2,
+        # lzma, zlib) at every start: the same width, found as shutil finds it.
+        formatter: Any = self.formatter_class  # a HelpFormatter class (typeshed: prog only)
+        return formatter(prog=self.prog, width=terminal_columns() - 2)
+
     def _print_message(self, message: str, file=None) -> None:
         # argparse swallows write errors; a full or closed stdout must fail instead.
         if message:
@@ -54,6 +61,21 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"{self.prog}: error: {message}\n")
         raise SystemExit(2)
+
+
+def terminal_columns() -> int:
+    """The terminal's width as :func:`shutil.get_terminal_size` gives it: ``COLUMNS`` if a
+    positive number, else the width of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
 
 
 def version() -> str:

@@ -83,22 +83,39 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
                        help="CP-SAT's deterministic time limit per solver task, with one "
                             "worker: the same result on any machine and load")
     else:  # spec: written to the spec
-        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=time_limit_s,
-                       metavar="SECONDS", help=f"per solver task, wall clock (default "
-                                               f"{time_limit_s:g})")
+        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+                       metavar="SECONDS",
+                       help=f"per solver task, wall clock (default: none in effect when every "
+                            f"solver has a deterministic budget, so the numbers reproduce on "
+                            f"any machine; else {time_limit_s:g})")
         p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                        default=dtime_s, metavar="SECONDS",
                        help="CP-SAT's deterministic time limit per solver task, one worker, "
                             f"written to [solver_params.cpsat] (default {dtime_s:g}; 0: "
-                            "none; the wall-clock time_limit_s still applies: make it "
-                            "generous)")
+                            "none, and then the wall-clock time_limit_s decides)")
     p.add_argument("--ag-order", default="reverse", metavar="LIST", help=ag_help)
+
+
+#: The endpoint delay when neither a flag nor a system file gives one: 0, except where a
+#: listed timing's simulator aborts on 0 (ASTRA-sim 2.x's runner), which gets 2.x's own
+#: default, 10 ns (one rule for compare, spec and sweep specs).
+ASTRA2_ENDPOINT_DELAY_NS = 10.0
+
+
+def default_endpoint_delay_ns(timings: tuple[str, ...]) -> float:
+    """The endpoint-delay default for a run of these timings (see above)."""
+    from themis.timing.base import timing_meaning
+
+    return ASTRA2_ENDPOINT_DELAY_NS if any(
+        timing_meaning(t).runner == "astra-2" for t in timings) else 0.0
 
 
 #: ``themis spec``'s deterministic budgets (docs/sweeps.md): a spec reproduces on any
 #: machine unless a budget is turned off (0).
 SPEC_DTIME_S = 20.0
 SPEC_NODE_LIMIT = 100_000
+#: The wall limit spec writes when some solver has no deterministic budget.
+SPEC_WALL_S = 30.0
 
 
 def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
@@ -130,10 +147,11 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
                    help="network files (.yml/.yaml/.json) or preset names")
     p.add_argument("--sizes", default="64MiB", metavar="LIST", help="default 64MiB")
     p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
-    p.add_argument("--endpoint-delay", default="0", metavar="LIST",
-                   help="endpoint delays in ns (default 0)")
+    p.add_argument("--endpoint-delay", default=None, metavar="LIST",
+                   help="endpoint delays in ns (default 0; 10, ASTRA-sim 2.x's own, when a "
+                        "--timing runs 2.x's simulator, which aborts on 0)")
     _add_timing(p)
-    _add_methods(p, "cpsat", 30.0, "reverse, free or reverse,free (default reverse)",
+    _add_methods(p, "cpsat", SPEC_WALL_S, "reverse, free or reverse,free (default reverse)",
                  dtime_s=SPEC_DTIME_S)
     p.add_argument("--node-limit", type=int_arg("--node-limit"), default=SPEC_NODE_LIMIT,
                    metavar="N", help="cbc/highs: the branch-and-bound node limit written to "
@@ -179,6 +197,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     timings = _timings(args.timing)
     _default_methods(args, timings)
+    if args.endpoint_delay is None and not getattr(args, "system", None):
+        args.endpoint_delay = default_endpoint_delay_ns(timings) or None
     policies = parse_names(args.policies, "policy", "--policies")
     intra = parse_names(args.intra, "intra", "--intra")
     solvers = None if args.solvers is None else parse_names(args.solvers, "solver",
@@ -246,14 +266,27 @@ def cmd_spec(args: argparse.Namespace) -> int:
     timings = _timings(args.timing)
     _default_methods(args, timings)
     solvers = list(parse_names(args.solvers, "solver", "--solvers"))
+    params = _spec_solver_params(args, solvers)
+    if args.time_limit is None:
+        budgeted = {n for n, p in (params or {}).items() if p}
+        args.time_limit = wall_limit_s(all(str(n) in budgeted for n in solvers), SPEC_WALL_S)
+    if not args.time_limit > 0:
+        raise InputError("must be a positive number of seconds", "--time-limit",
+                         args.time_limit)
+    if args.endpoint_delay is None:
+        args.endpoint_delay = f"{default_endpoint_delay_ns(timings):g}"
+    delays = _numbers(args.endpoint_delay, "--endpoint-delay", float)
+    if default_endpoint_delay_ns(timings) > 0 and 0 in delays:
+        raise InputError("ASTRA-sim 2.x aborts with endpoint delay 0 (an event-queue "
+                         "assertion): the spec would not run; give a positive delay (2.x's "
+                         "default is 10)", "--endpoint-delay", args.endpoint_delay)
     text = spec_text(
         args.networks, _split(args.sizes), _numbers(args.chunks, "--chunks", int),
         list(parse_names(args.policies, "policy", "--policies")),
         list(parse_names(args.intra, "intra", "--intra")),
         solvers, args.time_limit,
         [str(a) for a in parse_names(args.ag_order, "ag_order", "--ag-order")],
-        _numbers(args.endpoint_delay, "--endpoint-delay", float),
-        out=args.out, title=args.title, solver_params=_spec_solver_params(args, solvers),
+        delays, out=args.out, title=args.title, solver_params=params,
         timings=list(timings))
     if args.out:
         write_spec(text, args.out)

@@ -167,13 +167,13 @@ def cmd_network(args: argparse.Namespace) -> int:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """``themis simulate``."""
-    from themis.timing import timing_meaning, timing_names
+    from themis.timing import has_timing, timing_meaning, timing_names
 
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
     inputs = resolve_inputs(args, chunks_default=SIMULATE_CHUNKS)
     system = inputs.system
-    if args.timing not in timing_names():
+    if not has_timing(args.timing):
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",
                          "--timing", args.timing)
     keys = {

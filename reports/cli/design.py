@@ -40,8 +40,16 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--size", default=None,
                    help=f"one all-reduce of this size (default {DEFAULT_DESIGN_SIZE}; not with "
                         "--workload)")
-    p.add_argument("--chunks", type=int_arg("--chunks"), default=DEFAULT_DESIGN_CHUNKS,
-                   help=f"chunks per collective (default {DEFAULT_DESIGN_CHUNKS})")
+    p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
+                   help=f"chunks per collective (default: the system file's "
+                        f"preferred-dataset-splits, else {DEFAULT_DESIGN_CHUNKS})")
+    p.add_argument("--timing", default=None,
+                   help="timing of simulated policies: alpha-beta (default; astra-sim-2 for "
+                        "Chakra traces) or an ASTRA-sim timing, which runs --system as "
+                        "simulate --timing does (then no bound and no libra)")
+    p.add_argument("--system", metavar="FILE",
+                   help="ASTRA-sim system file (1.0 text or 2.x JSON): its splits, discipline, "
+                        "endpoint delay and algorithms, unless flags say otherwise")
     p.add_argument("--workload", metavar="FILE",
                    help="with --communicator: a LIBRA workload file (its collectives, each on "
                         "its phase's group, times summed as LIBRA does); without: an ASTRA-sim "
@@ -56,11 +64,13 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--step", type=float_arg("--step"), default=0.0, metavar="GBps",
                    help="every designed bandwidth a multiple of this (e.g. one link's speed; "
                         "the budget is then a limit); default 0: continuous")
-    p.add_argument("--intra", default="fifo",
+    p.add_argument("--intra", default=None,
                    help="intra-dimension discipline of simulated policies ({disciplines}; "
-                        "default fifo)")
-    p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=0.0,
-                   metavar="NS", help="endpoint delay per message step (default 0)")
+                        "default: the system file's, else fifo)")
+    p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=None,
+                   metavar="NS", help="endpoint delay per message step (default: the system "
+                                      "file's; without one 0 under alpha-beta, ASTRA-sim's "
+                                      "10 under its timings)")
     p.add_argument("--evaluations", type=int_arg("--evaluations"), default=None, metavar="N",
                    help="evaluations of each policy's search (deterministic; default 200)")
     p.add_argument("--workers", type=int_arg("--workers"), default=1, metavar="N",
@@ -69,8 +79,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--dask", default=None, metavar="ADDRESS",
                    help="evaluate on a Dask scheduler ('local' starts a LocalCluster)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--out", metavar="NET.yml",
-                   help="write the design for --policy as a network file (ASTRA-sim 2.x YAML)")
+    p.add_argument("--out", metavar="NET.yml|NET.json",
+                   help="write the design for --policy as a network file: ASTRA-sim 2.x YAML, "
+                        "or 1.0 JSON (links kept) for a .json name")
     p.add_argument("--plot", metavar="FILE.png",
                    help="draw each design's budget share per dimension side by side")
     p.set_defaults(func=cmd_design)
@@ -165,8 +176,16 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         costs, budget = (1.0,) * n, args.total_bandwidth
     if args.chunks < 1:
         raise InputError("must be at least 1", "--chunks", args.chunks)
-    training = None
-    if args.workload is not None and args.communicator is None:
+    training: Any = None
+    if args.traces:
+        from reports.cli.train import read_et_source
+        from solvers.design import TraceSpec
+
+        traces, _ = read_et_source(args.workload, network.npus)
+        training = TraceSpec(traces, args.system_config, args.timing)
+        items: tuple = ()
+        what = "end_ns"
+    elif args.workload is not None and args.communicator is None:
         if args.size is not None:
             raise InputError("--size is for one all-reduce; a workload gives its sizes",
                              "--size", args.size)
@@ -177,7 +196,7 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         training = TrainingSpec(load_workload(args.workload), TrainingConfig(
             timing="alpha-beta", intra=args.intra, chunks=args.chunks,
             endpoint_delay_ns=float(args.endpoint_delay)))
-        items: tuple = ()
+        items = ()
         what = "end_ns"
     elif args.workload is not None:
         if args.size is not None:
@@ -215,8 +234,41 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
     if not (0 <= args.step < math.inf):
         raise InputError("must be a finite number >= 0", "--step", args.step)
     problem = DesignProblem(network, items, float(budget), costs, tuple(lo), tuple(hi),
-                            float(args.endpoint_delay), args.intra, float(args.step), training)
+                            float(args.endpoint_delay), args.intra, float(args.step), training,
+                            args.timing if not args.traces else "alpha-beta",
+                            args.system_config if args.runner and not args.traces else None)
     return problem, what, libra
+
+
+def _settle(args: argparse.Namespace) -> tuple[Any, str]:
+    """The system file and the timing's runner; --chunks, --intra and --endpoint-delay
+    resolved against the file (flags win)."""
+    import dataclasses
+
+    from reports.cli.common import load_system
+    from reports.cli.train import is_et_source
+    from themis.disciplines import canonical_intra
+    from themis.timing.base import timing_meaning
+
+    args.traces = bool(args.workload and args.communicator is None
+                       and is_et_source(args.workload))
+    if args.timing is None:
+        args.timing = "astra-sim-2" if args.traces else "alpha-beta"
+    runner = timing_meaning(args.timing).runner
+    if args.traces and not args.system:
+        raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its splits, "
+                         "algorithms, collective-optimization)", "--system", None)
+    system = load_system(args.system)
+    if args.chunks is None:
+        args.chunks = system.chunks or DEFAULT_DESIGN_CHUNKS
+    if args.intra is None:
+        args.intra = canonical_intra(system.intra) if system.intra else "fifo"
+    if args.endpoint_delay is not None:
+        system = dataclasses.replace(system, endpoint_delay_ns=float(args.endpoint_delay))
+    else:
+        args.endpoint_delay = system.endpoint_delay_ns if system.endpoint_delay_ns is not None \
+            else (10.0 if runner else 0.0)
+    return system, runner
 
 
 def cmd_design(args: argparse.Namespace) -> int:
@@ -224,14 +276,17 @@ def cmd_design(args: argparse.Namespace) -> int:
     from solvers.design import DEFAULT_EVALUATIONS, design_policy_names
     from themis.disciplines import discipline_names
 
-    names = design_policy_names(args.workload is not None and args.communicator is None)
+    system, runner = _settle(args)
+    args.system_config, args.runner = system, runner
+    names = design_policy_names(args.workload is not None and args.communicator is None,
+                                runner or ("trace" if args.traces else ""))
     if args.policy not in names:
         raise InputError(f"unknown policy (one of {', '.join(names)})", "--policy", args.policy)
     if args.intra not in discipline_names():
         raise InputError(f"unknown discipline (one of {', '.join(discipline_names())})",
                          "--intra", args.intra)
-    regret = ["baseline", args.policy, "bound"] if args.regret is None else \
-        [p.strip() for p in args.regret.split(",")]
+    regret = ["baseline", args.policy, *([] if runner or args.traces else ["bound"])] \
+        if args.regret is None else [p.strip() for p in args.regret.split(",")]
     for p in regret:
         if p not in names:
             raise InputError(f"unknown policy (one of {', '.join(names)})", "--regret", p)
@@ -256,9 +311,13 @@ def cmd_design(args: argparse.Namespace) -> int:
     study = _study(problem, regret, evaluations, args.workers, args.dask)
     chosen = study.designs[args.policy]
     if args.out:
-        from topologies.astra import write_network_yaml
+        from topologies.astra import write_network_json, write_network_yaml
 
-        write_network_yaml(problem.network_with(chosen.bandwidths_GBps), args.out)
+        designed = problem.network_with(chosen.bandwidths_GBps)
+        if args.out.lower().endswith(".json"):  # ASTRA-sim 1.0's format (links kept)
+            write_network_json(designed, args.out)
+        else:
+            write_network_yaml(designed, args.out)
     if args.plot:
         from reports.plots import plot_designs
         from themis.plots import new_figure, save_figure

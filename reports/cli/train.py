@@ -122,7 +122,8 @@ class LongRunProgress:
         except (AttributeError, ValueError):
             self.tty = False
         self.t0 = time.perf_counter()
-        self._next = self.t0 + (after_s if self.tty else plain_after_s)
+        self._after = after_s if self.tty else plain_after_s
+        self._next = self.t0 + self._after
         self._every = 0.2 if self.tty else plain_every_s
         self._bar: Any = None
         self._task: Any = None
@@ -168,6 +169,20 @@ class LongRunProgress:
         self._bar.update(self._task, completed=done, total=total, description=what)
         self._bar.refresh()
 
+    def phase(self, name: str) -> None:
+        """A step after the counted work (e.g. the iteration bound): said on the bar, or in
+        one plain line when the run is long enough to have shown progress."""
+        now = time.perf_counter()
+        from reports.sweep.progress import format_duration
+
+        what = f"all {self.unit} done in {format_duration(now - self.t0)}; computing {name}"
+        if self._bar is not None:
+            self._bar.update(self._task, description=what)
+            self._bar.refresh()
+        elif now - self.t0 >= self._after:
+            self.stream.write(f"themis: {self.label}: {what}\n")
+            self.stream.flush()
+
     def close(self) -> None:
         """Clear the bar, if one is shown."""
         if self._bar is not None:
@@ -212,18 +227,35 @@ def is_et_source(spec: str) -> bool:
     return Path(f"{spec}.0.et").is_file()
 
 
+def read_et_source(spec: str, npus: int) -> tuple[dict, dict[int, str]]:
+    """Every rank's trace of a PREFIX, FOLDER or one FILE.et (which stands for every rank),
+    and each rank's file name for messages."""
+    from topologies.chakra.ranks import et_files
+    from topologies.chakra.trace import read_et
+
+    files = et_files(spec, None if Path(spec).is_file() else npus)
+    traces: dict = {}
+    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
+        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
+    names = {r: str(p) for r, p in files.items()}
+    if len(files) == 1 and npus > 1:  # one file stands for every rank
+        traces = {r: traces[0] for r in range(npus)}
+        names = {r: names[0] for r in range(npus)}
+    return traces, names
+
+
 def _train_et(args: argparse.Namespace) -> int:
     """``themis train PREFIX|FOLDER|FILE.et NETWORK --timing astra-sim-2 --system S.json``:
     one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
     from themis.timing import timing_meaning
     from themis.training.et_run import simulate_et
-    from topologies.chakra.ranks import et_files, read_comm_groups
-    from topologies.chakra.trace import read_et
+    from topologies.chakra.ranks import read_comm_groups
 
     timing = args.timing or "astra-sim-2"
-    if timing_meaning(timing).runner != "astra-2":
-        raise InputError("Chakra traces run under ASTRA-sim 2.x's semantics only so far "
-                         "(--timing astra-sim-2)", "--timing", timing)
+    try:
+        timing_meaning(timing)
+    except InputError as err:
+        raise InputError(err.reason, "--timing", timing) from None
     for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
                         ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
                         ("--gantt", args.gantt)):
@@ -241,14 +273,7 @@ def _train_et(args: argparse.Namespace) -> int:
     system = load_system(args.system)
     if args.chunks is not None:
         system = dataclasses.replace(system, chunks=args.chunks)
-    files = et_files(args.workload, None if Path(args.workload).is_file() else network.npus)
-    traces: dict = {}
-    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
-        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
-    names = {r: str(p) for r, p in files.items()}
-    if len(files) == 1 and network.npus > 1:  # one file stands for every rank
-        traces = {r: traces[0] for r in range(network.npus)}
-        names = {r: names[0] for r in range(network.npus)}
+    traces, names = read_et_source(args.workload, network.npus)
     groups = {}
     if args.comm_group:
         groups = {str(k): v for k, v in read_comm_groups(args.comm_group,
@@ -256,7 +281,7 @@ def _train_et(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     policy = args.policy or system.inter or "baseline"
     intra = args.intra or system.intra or "fifo"
-    result = simulate_et(traces, network, system, names, groups, policy, intra)
+    result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",
@@ -271,6 +296,9 @@ def _train_et(args: argparse.Namespace) -> int:
         ["end (ns)", f"{result.end_ns:,}"],
         ["compute (ns)", f"{result.compute_ns:,}"],
         ["exposed communication (ns)", f"{result.exposed_comm_ns:,}"],
+        ["slot bound (ns)", f"{result.lower_bound_ns:,}"],
+        ["end / bound", f"{result.end_ns / result.lower_bound_ns:.4f}"
+         if result.lower_bound_ns else "-"],
     ]))
     return 0
 
@@ -412,6 +440,10 @@ def _us(ns: float) -> float:
     return ns / 1e3
 
 
+#: Layers printed in full; a larger workload gets the ones that expose the most.
+MAX_LAYER_ROWS = 200
+
+
 def _print_text(workload, network, config, result, baseline, note: str | None = None) -> None:
     passes = getattr(config, "passes", 1)
     print(f"{workload.name or workload.file} ({workload.parallelism}, "
@@ -448,7 +480,14 @@ def _print_text(workload, network, config, result, baseline, note: str | None = 
     print()
     cols = [(p, q) for p in ("fwd", "ig", "wg") for q in ("compute", "comm", "exposed")]
     cols = [c for c in cols if any(getattr(ly, f"{c[0]}_{c[1]}_ns") for ly in result.layers)]
+    layers = list(result.layers)
+    if len(layers) > MAX_LAYER_ROWS:  # a summary: the layers that expose the most
+        exposed = [c for c in cols if c[1] == "exposed"]
+        layers = sorted(layers, key=lambda ly: -sum(getattr(ly, f"{p}_{q}_ns")
+                                                    for p, q in exposed))[:MAX_LAYER_ROWS]
+        print(f"the {MAX_LAYER_ROWS} of {len(result.layers)} layers with the most exposed "
+              "communication (every layer: --json)")
     print(format_table(["layer"] + [f"{p} {q} (us)" for p, q in cols],
                        [[ly.name] + [_us(getattr(ly, f"{p}_{q}_ns")) for p, q in cols]
-                        for ly in result.layers]))
+                        for ly in layers]))
     print("(columns that are 0 for every layer are left out)")

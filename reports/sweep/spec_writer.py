@@ -70,6 +70,10 @@ def spec_data(
     return data
 
 
+#: A wall limit this long means none in effect (``reports.cli.common.NO_WALL_LIMIT_S``).
+WEEK_S = 7 * 24 * 3600.0
+
+
 def spec_text(*args: Any, **kwargs: Any) -> str:
     """The TOML text of a one-grid spec (arguments of :func:`spec_data`), written with
     tomli-w and validated by parsing it back like ``themis sweep``."""
@@ -84,7 +88,11 @@ def spec_text(*args: Any, **kwargs: Any) -> str:
     where = out or str(Path.cwd() / "spec.toml")
     spec = parse_spec(tomllib.loads(text), text, where)
     counts = ", ".join(f"{n} {kind}" for kind, n in spec.counts().items())
-    return f"# {spec.instances} instances, {len(spec.tasks)} tasks ({counts})\n{text}"
+    head = f"# {spec.instances} instances, {len(spec.tasks)} tasks ({counts})\n"
+    if spec_data(*args, **kwargs)["time_limit_s"] >= WEEK_S:
+        head += ("# time_limit_s is a week: no wall-clock limit in effect, the solvers' "
+                 "deterministic budgets decide (the same numbers on any machine)\n")
+    return head + text
 
 
 def write_spec(text: str, out: str) -> None:

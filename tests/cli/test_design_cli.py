@@ -98,3 +98,55 @@ def test_parallel_evaluation_gives_the_same_design(tmp_path, capsys) -> None:
     alone = json.loads(capsys.readouterr().out)
     assert main([*args, "--workers", "2"]) == 0
     assert json.loads(capsys.readouterr().out) == alone
+
+
+RUNS = LIBRA.parent / "chakra" / "runs"
+
+
+@pytest.mark.skipif(not RUNS.is_dir(), reason="../shared/reference/chakra absent")
+def test_astra2_design_is_what_simulate_gives_on_the_written_network(tmp_path, capsys) -> None:
+    # Under --timing astra-sim-2 with the user's system file the design's time is what
+    # `simulate --timing astra-sim-2 --system FILE` prints for the written network.
+    run = RUNS / "N2a_vgg16_s16"
+    out = tmp_path / "d.yml"
+    args = ["design", str(run / "network.yml"), "--system", str(run / "system.json"),
+            "--timing", "astra-sim-2", "--total-bandwidth", "250", "--size", "64MiB",
+            "--policy", "themis", "--regret", "baseline,themis", "--evaluations", "30",
+            "--json", "--out", str(out)]
+    assert main(args) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert all(d["bound_ns"] is None for d in result["regret_table"]["designs"].values())
+    assert main(["simulate", str(out), "--system", str(run / "system.json"), "--timing",
+                 "astra-sim-2", "--size", "64MiB", "--policy", "themis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan_ns"] == result["makespan_ns"]
+    assert main([*args[:-2], "--policy", "bound"]) == 2  # no bound under 2.x's timing
+    assert "--policy" in capsys.readouterr().err
+
+
+def test_astra1_design_with_a_bundled_system_file(tmp_path, capsys) -> None:
+    out = tmp_path / "d.json"
+    assert main(["design", "3d_switch", "--system", "3d_switch_themis", "--timing",
+                 "astra-sim-1.0", "--total-bandwidth", "150", "--size", "64MiB",
+                 "--regret", "baseline,themis", "--evaluations", "20", "--json",
+                 "--out", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(["simulate", str(out), "--system", "3d_switch_themis", "--timing",
+                 "astra-sim-1.0", "--size", "64MiB", "--policy", "themis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["makespan_ns"] == result["makespan_ns"]
+
+
+@pytest.mark.skipif(not RUNS.is_dir(), reason="../shared/reference/chakra absent")
+def test_chakra_trace_design_is_trains_end_on_the_written_network(tmp_path, capsys) -> None:
+    run = RUNS / "N2a_MLP_ModelParallel_s16"
+    out = tmp_path / "d.yml"
+    assert main(["design", str(run / "network.yml"), "--system", str(run / "system.json"),
+                 "--workload", str(run / "MLP_ModelParallel"), "--total-bandwidth", "250",
+                 "--policy", "themis", "--regret", "baseline,themis", "--evaluations", "20",
+                 "--json", "--out", str(out)]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert main(["train", str(run / "MLP_ModelParallel"), str(out), "--system",
+                 str(run / "system.json"), "--policy", "themis", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["end_ns"] == result["end_ns"]
+    assert main(["design", str(run / "network.yml"), "--workload",
+                 str(run / "MLP_ModelParallel"), "--total-bandwidth", "250"]) == 2
+    assert "--system" in capsys.readouterr().err

@@ -11,8 +11,10 @@ import pytest
 def backwards_policy(monkeypatch: pytest.MonkeyPatch) -> str:
     """A user policy registered with ``register_policy`` for one test (the registry is
     restored afterwards): every chunk takes the active dimensions in descending order."""
+    from themis.plugins import load_plugins
     from themis.policies import base, register_policy
 
+    load_plugins()  # the lazily imported planners register into the real registry
     monkeypatch.setattr(base, "_POLICIES", dict(base._POLICIES))
 
     @register_policy("backwards")

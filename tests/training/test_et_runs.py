@@ -5,6 +5,7 @@ refusals in one line."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ def test_slots_and_ascending_ids_by_hand(tmp_path, capsys) -> None:
     assert data["end_ns"] == max(8000, max(5000, t) + t)
 
 
-@pytest.mark.parametrize(("flag", "value"), [("--timing", "alpha-beta"), ("--passes", "2")])
+@pytest.mark.parametrize(("flag", "value"), [("--timing", "no-such-timing"), ("--passes", "2")])
 def test_what_is_not_modelled_yet_is_refused_in_one_line(tmp_path, capsys, flag, value) -> None:
     run = _runs()[0]
     code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
@@ -112,3 +113,111 @@ def test_every_policy_on_traces_and_the_portfolio_never_slower(capsys, run: dict
         ends[policy] = data["end_ns"]
     assert ends["baseline"] == run["end_ns"]
     assert ends["portfolio"] <= ends["baseline"]
+
+
+def _masked(size: int, mask: list[bool]) -> Node:
+    return Node(0, "ar", 7, attrs=[Attribute("comm_type", "int64", 0),
+                                   Attribute("comm_size", "int64", size),
+                                   Attribute("involved_dim", "bool_list", mask)])
+
+
+@pytest.mark.parametrize(("yaml", "splits", "size", "mask", "want"), [
+    # Switch 4 @ 100 GB/s, 500 ns x Ring 4 @ 50 GB/s, 100 ns; 1 MiB on dim 1 only: one AR
+    # phase on the Ring (the last involved dimension), ring algorithm, d = 10, no reduce
+    # cost: (2n-1) d + 2(n-1) N(D/4), N = floor(100 + 262144 / 53.6870912) = 4982:
+    # 70 + 6 x 4982 = 29,962 ns.
+    ("topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 100.0, 50.0 ]\n"
+     "latency: [ 500.0, 100.0 ]\n", 1, 1 << 20, [False, True], 29_962),
+    # A converted NONE (0 bytes) on dim 0 only, 4 splits: the chunk is raised to the NPUs of
+    # the whole system (16, not the 4 of dim 0), so 4 chunks of 16 bytes queue on dim 0
+    # (Switch 4 @ 0.001 GB/s, 0 ns): each 70 + 6 x floor(4 / 0.001073741824) = 22,420 ns.
+    ("topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\nbandwidth: [ 0.001, 50.0 ]\n"
+     "latency: [ 0.0, 100.0 ]\n", 4, 0, [True, False], 4 * 22_420),
+])
+def test_involved_dim_by_hand(tmp_path, capsys, yaml, splits, size, mask, want) -> None:
+    """``involved_dim`` (a full-system collective on part of the dimensions): 2.x skips the
+    phases of the other dimensions and still cuts chunks against every NPU."""
+    net = tmp_path / "net.yml"
+    net.write_text(yaml)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM | {"preferred-dataset-splits": splits,
+                                           "all-reduce-implementation": ["ring", "ring"],
+                                           "all-gather-implementation": ["ring", "ring"],
+                                           "reduce-scatter-implementation": ["ring", "ring"],
+                                           "all-to-all-implementation": ["ring", "ring"]}))
+    write_et(Trace(GlobalMetadata(), [_masked(size, mask)]), tmp_path / "t.0.et")
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system), "--json")
+    assert code == 0, err
+    assert json.loads(out)["end_ns"] == want
+
+
+@pytest.mark.parametrize(("mask", "says"), [([False, False], "no dimension"),
+                                            ([True], "2 dimensions")])
+def test_bad_involved_dim_is_one_line(tmp_path, capsys, mask, says) -> None:
+    net = tmp_path / "net.yml"
+    net.write_text("topology: [ Switch, Ring ]\nnpus_count: [ 4, 4 ]\n"
+                   "bandwidth: [ 100.0, 50.0 ]\nlatency: [ 500.0, 100.0 ]\n")
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM | {k: ["ring", "ring"] for k in SYSTEM
+                                           if k.endswith("implementation")}))
+    write_et(Trace(GlobalMetadata(), [_masked(1 << 20, mask)]), tmp_path / "t.0.et")
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system))
+    assert code == 2 and out == "" and err.count("\n") == 1
+    assert "involved_dim" in err and says in err
+
+
+@pytest.mark.parametrize("timing", ["alpha-beta", "astra-sim-1.0"])
+def test_other_timings_keep_the_slots_and_time_collectives_their_way(tmp_path, capsys,
+                                                                      timing) -> None:
+    """Under another timing the slots stay 2.x's and each collective takes what ``simulate
+    --timing T --system FILE`` gives it alone, in whole ns (rounded up): compute a (5 us),
+    then a 1 MiB all-reduce after it: the end is 5,000 + ceil(T)."""
+    net = tmp_path / "net.yml"
+    net.write_text(NET_YAML)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM))
+    nodes = [Node(0, "a", 4, duration_micros=5), _coll(1, [0], 1 << 20)]
+    write_et(Trace(GlobalMetadata(), nodes), tmp_path / "t.0.et")
+    assert main(["simulate", str(net), "--system", str(system), "--timing", timing,
+                 "--size", "1MiB", "--chunks", "1", "--policy", "baseline", "--json"]) == 0
+    t = json.loads(capsys.readouterr()[0])["makespan_ns"]
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system), "--timing", timing, "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["timing"] == timing and data["end_ns"] == 5000 + math.ceil(t)
+
+
+def test_slot_bound_by_hand(tmp_path, capsys) -> None:
+    """Collectives c1 (id 0) and c2 (id 1), both 1 MiB all-reduces ready at 0 (time T each),
+    and a 10 us compute (id 2) after c2. 2.x issues in ascending id: c1, then c2, then the
+    compute: end 2T + 10,000. No order does better than the communication slot's total
+    (2T) or the chain c2 -> compute (T + 10,000): the bound is their maximum."""
+    net = tmp_path / "net.yml"
+    net.write_text(NET_YAML)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM))
+    nodes = [_coll(0, [], 1 << 20), _coll(1, [], 1 << 20),
+             Node(2, "late", 4, data_deps=[1], duration_micros=10)]
+    write_et(Trace(GlobalMetadata(), nodes), tmp_path / "t.0.et")
+    assert main(["simulate", str(net), "--system", str(system), "--timing", "astra-sim-2",
+                 "--size", "1MiB", "--chunks", "1", "--json"]) == 0
+    t = json.loads(capsys.readouterr()[0])["makespan_ns"]
+    code, out, err = _train(capsys, str(tmp_path / "t.0.et"), str(net), "--system",
+                            str(system), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["end_ns"] == 2 * t + 10_000
+    assert data["lower_bound_ns"] == max(2 * t, t + 10_000)
+
+
+@pytest.mark.parametrize("run", [r for r in _runs() if "DLRM" not in r["name"]],
+                         ids=lambda r: r["name"])
+def test_slot_bound_never_above_the_end(capsys, run: dict) -> None:
+    code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
+                            "--system", str(SHARED / run["system"]), "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    assert 0 < data["lower_bound_ns"] <= data["end_ns"]

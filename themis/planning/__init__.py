@@ -3,7 +3,8 @@
 A planner is a client of the simulator (:mod:`themis.simulator`), never a part
 of it: the simulator takes rules and plans only, and reaches a planner through
 the policy registry (:func:`themis.policies.make_policy`), where the planners
-register on ``import themis`` (the package imports this one last).
+register when a registry first needs them (the loader :mod:`themis` queues with
+:mod:`themis.plugins`).
 
 - :mod:`~themis.planning.evaluate` - a candidate's makespan as the run applies it;
 - :mod:`~themis.planning.local_search` - local search over routes;

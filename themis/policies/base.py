@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from themis.collective import Collective
 from themis.plans import Plan, PlanShape, Route, stage_plan
+from themis.plugins import load_plugins
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -136,6 +137,7 @@ def register_policy(name: str) -> Callable[[PolicyFactory], PolicyFactory]:
     """Register a policy factory under ``name`` (used by :func:`make_policy`)."""
 
     def deco(factory: PolicyFactory) -> PolicyFactory:
+        load_plugins("policy", name, named_only=True)  # a bundled one first, then this
         _POLICIES[name] = factory
         return factory
 
@@ -149,7 +151,9 @@ BUNDLED_ORDER = ("baseline", "fixed", "themis", "guarded", "lb-mix", "portfolio"
 
 
 def policy_names() -> list[str]:
-    """Registered policy names (``fixed`` needs a route: give the route itself)."""
+    """Registered policy names (``fixed`` needs a route: give the route itself), the
+    plug-ins imported on first need (:mod:`themis.plugins`) included."""
+    load_plugins("policy")
     rank = {name: i for i, name in enumerate(BUNDLED_ORDER)}
     return sorted(_POLICIES, key=lambda n: rank.get(n, len(rank)))
 
@@ -175,6 +179,8 @@ def canonical_policy(name: str) -> str:
     if why:
         raise InputError(why, "policy", name)
     key = INTER_ALIASES.get(s.lower(), s.lower())
+    if key not in _POLICIES and s not in _POLICIES:
+        load_plugins("policy", key)  # a plug-in not imported yet may register it
     if key not in _POLICIES and s in _POLICIES:
         key = s
     if key not in _POLICIES:
@@ -193,5 +199,7 @@ def make_policy(name: str | InterPolicy, **options: object) -> InterPolicy:
         return name
     key = canonical_policy(name)
     if is_route(key):
+        if "fixed" not in _POLICIES:
+            load_plugins("policy", "fixed")
         return _POLICIES["fixed"](key, **options)
     return _POLICIES[key](**options)

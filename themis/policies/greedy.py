@@ -14,7 +14,6 @@ from typing import Any
 
 from themis.collective import Collective
 from themis.policies.base import Route, register_policy
-from themis.timing.astra10 import themis_bandwidth
 from topologies.network import Network
 from topologies.units import MiB
 
@@ -61,7 +60,12 @@ class Themis:
         size = [d.npus for d in dims]
         inv = [p > 1 for p in size]
         all_active = all(inv)
-        bw = [themis_bandwidth(d) if astra else d.bandwidth_GBps for d in dims]
+        if astra:  # late: the plain simulator's runs need not import ASTRA-sim 1.0's timing
+            from themis.timing.astra10 import themis_bandwidth
+
+            bw = [themis_bandwidth(d) for d in dims]
+        else:
+            bw = [d.bandwidth_GBps for d in dims]
         ratio = [b / bw[0] for b in bw]
         gather = collective.kind == "all-gather"
         active = network.active_dims

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Protocol
 
 from themis.plans import PlanShape, StagePhase
+from themis.plugins import load_plugins
 from topologies.errors import InputError
 from topologies.network import Network
 
@@ -150,8 +151,22 @@ PLAIN_MEANING = Meaning()
 _MEANINGS: dict[str, Meaning] = {}
 
 
+def _load(name: str) -> None:
+    """Import the plug-in registering the timing ``name`` if it is not registered yet."""
+    if name not in _REGISTRY:
+        load_plugins("timing", name)
+
+
+def has_timing(name: str) -> bool:
+    """Whether ``name`` is a registered timing model (importing only its plug-in, where
+    :func:`timing_names` imports every one)."""
+    _load(name)
+    return name in _REGISTRY
+
+
 def timing_meaning(name: str) -> Meaning:
     """The :class:`Meaning` the timing ``name`` was registered with."""
+    _load(name)
     if name not in _REGISTRY:
         raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
                          "timing", name)
@@ -169,6 +184,7 @@ def register_timing(name: str, meaning: Meaning = PLAIN_MEANING
     with the :class:`Meaning` of a run under it."""
 
     def deco(factory: TimingFactory) -> TimingFactory:
+        load_plugins("timing", name, named_only=True)  # a bundled one first, then this
         _REGISTRY[name] = factory
         _MEANINGS[name] = meaning
         _MADE.clear()
@@ -178,7 +194,8 @@ def register_timing(name: str, meaning: Meaning = PLAIN_MEANING
 
 
 def timing_names() -> list[str]:
-    """Names of the registered timing models."""
+    """Names of the registered timing models (plug-ins imported first)."""
+    load_plugins("timing")
     return sorted(_REGISTRY)
 
 
@@ -207,6 +224,7 @@ def make_timing(
     ``local_mem_bw_GBps``); a model lists the ones it was made with in its
     ``options`` attribute, which a :class:`~themis.schedule.Schedule` records.
     """
+    _load(name)
     if name not in _REGISTRY:
         raise InputError(f"unknown timing model (expected one of {', '.join(sorted(_REGISTRY))})",
                          "timing", name)

@@ -24,15 +24,17 @@ not have (reduce, gather, scatter, broadcast, barrier).
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
+from themis.timing.base import timing_meaning
 from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.chakra.types import CommType, NodeType
 from topologies.errors import InputError
-from topologies.network import Network
+from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
 
 #: ET collective types -> the project's collective kinds.
@@ -64,12 +66,17 @@ class ETResult:
     ranks: int
     #: Per class of identical ranks: its ranks and its nodes in issue order.
     classes: list[tuple[list[int], list[NodeRun]]] = field(default_factory=list)
+    #: No order of the nodes ends earlier, with these durations, one compute and one
+    #: communication slot and the dependencies: the largest of the compute slot's total,
+    #: the communication slot's total and the longest dependency chain, over the ranks.
+    lower_bound_ns: int = 0
 
     def to_dict(self) -> dict:
         """JSON fields (``docs/json.md``)."""
         return {
             "end_ns": self.end_ns, "compute_ns": self.compute_ns,
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
+            "lower_bound_ns": self.lower_bound_ns,
             "rank_classes": [
                 {"ranks": ranks,
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
@@ -93,50 +100,83 @@ class _Collectives:
     """Each distinct collective's 2.x time alone, simulated once."""
 
     def __init__(self, network: Network, system: SystemConfig, file: str,
-                 policy: str | None = None, intra: str | None = "fifo") -> None:
+                 policy: str | None = None, intra: str | None = "fifo",
+                 timing: str = "astra-sim-2") -> None:
         self.network, self.system, self.file = network, system, file
-        self.policy, self.intra = policy, intra
+        self.policy, self.intra, self.timing = policy, intra, timing
+        self.astra2 = timing_meaning(timing).runner == "astra-2"
         self.splits = system.chunks or 1
-        self._memo: dict[tuple[str, int], int] = {}
+        self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
 
-    def time_ns(self, node: Node, kind: str, comm_size: int) -> int:
-        key = (kind, comm_size)
+    def time_ns(self, node: Node, kind: str, comm_size: int,
+                dims: tuple[bool, ...] | None = None) -> int:
+        """The collective's 2.x time alone; ``dims`` (``involved_dim``) masks dimensions."""
+        key = (kind, comm_size, dims)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        from themis.astra2_run import simulate_astra2
+        from themis.system_run import run_system
+        from themis.timing.astra2 import astra2_chunking
 
-        size = comm_size * self.network.npus if kind == "all-gather" else comm_size
+        npus = self.network.npus
+        size = comm_size * npus if kind == "all-gather" else comm_size
+        if size == 0 and not self.astra2:
+            self._memo[key] = 0  # nothing to move: only 2.x inflates a 0-byte collective
+            return 0
         if size == 0 and kind != "all-gather":
             # A converted NONE: Sys::determine_chunk_size raises the 0-byte chunk to N and
             # rewrites the size to splits x N (a latency-bound collective).
-            size = self.splits * self.network.npus
+            size = self.splits * npus
         elif size == 0:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): an all-gather of "
                              "0 bytes (ASTRA-sim 2.x asserts a positive chunk)", "comm_size", 0)
+        network = self.network
+        coll = Collective(kind, size, self.splits if self.astra2 else min(self.splits, size))
+        if dims is not None and not all(dims) and not self.astra2:
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            if kind == "all-gather":
+                coll = Collective(kind, comm_size * network.npus, min(self.splits, comm_size))
+        elif dims is not None and not all(dims):
+            # Sys::generate_collective skips the phases of dimensions not involved; the
+            # chunks are still cut against every NPU (determine_chunk_size's total_nodes).
+            network = Network(tuple(
+                d if on else Dimension(d.kind, 1, d.bandwidth_GBps, d.latency_ns)
+                for d, on in zip(self.network.dims, dims, strict=True)), name=network.name)
+            try:
+                run_size, count = astra2_chunking(coll, self.network)
+            except InputError as err:
+                raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
+                                 err.field, err.value) from None
+            if kind == "all-gather":  # each NPU's shard chunks, gathered over the group
+                chunk = run_size // (count * npus)
+                coll = Collective(kind, count * chunk * network.npus, count)
+            else:
+                coll = Collective(kind, run_size, count)
         try:
-            res = simulate_astra2(self.network, self.system,
-                                  Collective(kind, size, self.splits), policy=self.policy,
-                                  intra=self.intra)
+            res = run_system(network, self.system, coll, self.timing,
+                             self.policy or self.system.inter or "baseline", self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
                              err.field, err.value) from None
-        t = int(res.makespan_ns)
+        t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
         return t
 
 
 def _classify(node: Node, file: str, ndims: int, npus: int,
-              groups: Mapping[str, list[int]]) -> tuple[str, str, int]:
-    """(what the node is, its collective kind, its comm size)."""
+              groups: Mapping[str, list[int]]
+              ) -> tuple[str, str, int, tuple[bool, ...] | None]:
+    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask)."""
     where = f"{file}: node {node.id} ({node.name})"
     t = node.type
     if t == NodeType.COMP_NODE:
-        return "compute", "", 0
+        return "compute", "", 0, None
     if t == NodeType.COMM_COLL_NODE:
         ctype = _int_attr(node, "comm_type")
         if ctype is None:  # a PyTorch c10d control node: no collective
-            return "control", "", 0
+            return "control", "", 0, None
         kind = KINDS.get(CommType(ctype)) if ctype in CommType._value2member_map_ else None
         if kind is None:
             raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
@@ -149,10 +189,19 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
                              size)
         dims = node.attr("involved_dim")
-        if dims is not None and isinstance(dims.value, list) \
-                and not all(dims.value[:ndims]):
-            raise InputError(f"{where}: a collective on part of the dimensions is not "
-                             "modelled yet", "involved_dim", dims.value)
+        mask: tuple[bool, ...] | None = None
+        if dims is not None:
+            if dims.kind != "bool_list" or not isinstance(dims.value, list):
+                raise InputError(f"{where}: involved_dim must be a bool list (ASTRA-sim 2.x "
+                                 "stops on another type)", "involved_dim", dims.kind)
+            if len(dims.value) < ndims:
+                raise InputError(f"{where}: involved_dim has {len(dims.value)} entries for "
+                                 f"{ndims} dimensions (2.x would read past it)",
+                                 "involved_dim", dims.value)
+            mask = tuple(bool(v) for v in dims.value[:ndims])
+            if not any(mask):
+                raise InputError(f"{where}: involved_dim selects no dimension",
+                                 "involved_dim", dims.value)
         pg = node.attr("pg_name")
         if pg is not None and pg.value not in ("", None):
             members = groups.get(str(pg.value))
@@ -162,10 +211,10 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             if len(members) != npus:
                 raise InputError(f"{where}: a collective on a group smaller than the "
                                  "system is not modelled yet", "pg_name", pg.value)
-        return "collective", kind, size
+        return "collective", kind, size, mask
     if t == NodeType.METADATA_NODE or (
             t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
-        return "control", "", 0
+        return "control", "", 0, None
     raise InputError(f"{where}: this node type is not modelled yet", "type",
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
@@ -190,12 +239,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 
     def start(i: int) -> None:
         nonlocal seq
-        kind, coll, size = what[i]
+        kind, coll, size, mask = what[i]
         node = nodes[i]
         if kind == "compute":
             dur = node.duration_micros * NS_PER_MICRO
         elif kind == "collective":
-            dur = colls.time_ns(node, coll, size)
+            dur = colls.time_ns(node, coll, size, mask)
         else:
             dur = 0
         if kind != "control":
@@ -219,7 +268,7 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
     issue_ready()
     while events:
         now, _, i = heapq.heappop(events)
-        kind, coll, size = what[i]
+        kind, coll, size, _mask = what[i]
         if kind != "control":
             busy[kind] = False
         node = nodes[i]
@@ -238,9 +287,12 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemConfig,
                 files: Mapping[int, str] | None = None,
                 groups: Mapping[str, list[int]] | None = None,
-                policy: str | None = None, intra: str | None = "fifo") -> ETResult:
+                policy: str | None = None, intra: str | None = "fifo",
+                timing: str = "astra-sim-2") -> ETResult:
     """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
-    2.x's semantics (module docstring). ``files`` names each rank's file in messages;
+    2.x's semantics (module docstring); each collective timed alone under ``timing`` (2.x's
+    own by default; another timing keeps 2.x's slots and times collectives its way, a
+    0-byte one taking no time). ``files`` names each rank's file in messages;
     ``groups`` is the comm-group file (``{"<id>": [npu ids]}``). ``policy`` and ``intra``
     schedule each collective's chunks (default: 2.x's own baseline / FIFO; any registered
     policy and discipline, Themis or the portfolio among them, which 2.x itself cannot
@@ -250,7 +302,7 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
                          f"{len(traces)} ranks", "ranks", len(traces))
     files = files or {r: f"rank {r}" for r in traces}
     groups = groups or {}
-    colls = _Collectives(network, system, files[min(traces)], policy, intra)
+    colls = _Collectives(network, system, files[min(traces)], policy, intra, timing)
     by_rep: dict[int, list[int]] = {}  # ranks equal up to their id offset run once
     for r in sorted(traces):
         for rep, ranks in by_rep.items():
@@ -268,4 +320,19 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
     slowest = max(classes, key=lambda c: max((n.end_ns for n in c[1]), default=0))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
-    return ETResult(end, compute, end - compute, len(traces), classes)
+    bound = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
+    return ETResult(end, compute, end - compute, len(traces), classes, bound)
+
+
+def _slot_bound(trace: Trace, runs: list[NodeRun]) -> int:
+    """The rank's bound (:attr:`ETResult.lower_bound_ns`): each slot's total work and the
+    longest chain of dependencies, with the durations this run gave the nodes."""
+    deps = {n.id: n.deps for n in trace.nodes}
+    chain: dict[int, int] = {}
+    totals = {"compute": 0, "collective": 0}
+    for run in runs:  # issue order: a node's dependencies were issued before it
+        dur = run.end_ns - run.issue_ns
+        chain[run.id] = max((chain[d] for d in deps[run.id]), default=0) + dur
+        if run.kind in totals:
+            totals[run.kind] += dur
+    return max([*totals.values(), *chain.values()], default=0)

@@ -11,12 +11,14 @@ Two registries, one name space (``TrainingConfig.policy``, ``themis train
   :meth:`Router.choose`;
 * an **iteration planner** (:func:`register_iteration_planner`) runs whole
   iterations and returns the best: ``auto`` (:mod:`themis.planning`, a layer
-  above the training simulator that registers it when ``themis`` is imported).
+  above the training simulator, imported when this registry first needs it).
   :func:`~themis.training.simulate_training` hands a run whose policy is a
   planner's name to it.
 
-Modules register on import, in the order :mod:`themis.training` (routers)
-and :mod:`themis.planning` (planners) import them; new ones go last.
+Modules register on import. Both packages are imported on first need
+(:mod:`themis.plugins`): every function here that looks a name up or lists names
+imports them first. The lists follow :data:`BUNDLED_ROUTERS` and
+:data:`BUNDLED_PLANNERS`, then other names in registration order.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from themis.plans import Plan, PlanShape, Route
+from themis.plugins import load_plugins
 from topologies.network import Network
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -54,6 +57,7 @@ def register_router(name: str) -> Callable[[RouterFactory], RouterFactory]:
     """Register a router factory ``(network, engine, astra, local_bw_aware, shape)``."""
 
     def deco(factory: RouterFactory) -> RouterFactory:
+        load_plugins("router", name, named_only=True)  # a bundled one first, then this
         _ROUTERS[name] = factory
         return factory
 
@@ -64,20 +68,36 @@ def register_iteration_planner(name: str) -> Callable[[IterationPlanner], Iterat
     """Register a whole-iteration planner under ``name``."""
 
     def deco(planner: IterationPlanner) -> IterationPlanner:
+        load_plugins("planner", name, named_only=True)  # a bundled one first, then this
         _PLANNERS[name] = planner
         return planner
 
     return deco
 
 
+#: The bundled routers and planners in the order every list of them follows, whichever
+#: module is imported first; other registered names follow in registration order.
+BUNDLED_ROUTERS: tuple[str, ...] = ("themis-running", "online-mix")
+BUNDLED_PLANNERS: tuple[str, ...] = ("global-mix", "global-online", "auto")
+
+
+def _ordered(names: Sequence[str], bundled: Sequence[str]) -> list[str]:
+    rank = {name: i for i, name in enumerate(bundled)}
+    return sorted(names, key=lambda n: rank.get(n, len(rank)))
+
+
 def router_names() -> list[str]:
-    """Registered routers, in registration order."""
-    return list(_ROUTERS)
+    """Registered routers: :data:`BUNDLED_ROUTERS`, then others in registration order
+    (plug-ins imported first)."""
+    load_plugins("router")
+    return _ordered(list(_ROUTERS), BUNDLED_ROUTERS)
 
 
 def iteration_planner_names() -> list[str]:
-    """Registered whole-iteration planners, in registration order."""
-    return list(_PLANNERS)
+    """Registered whole-iteration planners: :data:`BUNDLED_PLANNERS`, then others in
+    registration order (plug-ins imported first)."""
+    load_plugins("planner")
+    return _ordered(list(_PLANNERS), BUNDLED_PLANNERS)
 
 
 def training_policy_names() -> list[str]:
@@ -89,12 +109,17 @@ def training_key(name: object) -> str | None:
     """The registered training-only name ``name`` spells (case and spaces ignored),
     else ``None`` (a per-collective policy or a route)."""
     key = str(name).strip().lower()
+    if key not in _ROUTERS and key not in _PLANNERS:
+        load_plugins("router", key)  # a plug-in not imported yet may register it
+        load_plugins("planner", key)
     return key if key in _ROUTERS or key in _PLANNERS else None
 
 
 def make_router(name: str, network: Network, engine: Engine, kind: RunKind,
                 shape: PlanShape) -> Router:
     """A new router ``name`` for one run of kind ``kind`` (its plan shape ``shape``)."""
+    if name not in _ROUTERS:
+        load_plugins("router", name)
     return _ROUTERS[name](network, engine, kind, shape)
 
 
@@ -104,6 +129,7 @@ def iteration_planner(name: object) -> IterationPlanner | None:
     return _PLANNERS.get(key) if key is not None else None
 
 
-__all__ = ["IterationPlanner", "Route", "Router", "iteration_planner",
+__all__ = ["BUNDLED_PLANNERS", "BUNDLED_ROUTERS", "IterationPlanner", "Route", "Router",
+           "iteration_planner",
            "iteration_planner_names", "make_router", "register_iteration_planner",
            "register_router", "router_names", "training_key", "training_policy_names"]

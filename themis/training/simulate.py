@@ -230,6 +230,9 @@ def simulate_training(workload: Workload, network: Network,
         logical_npus=tuple(d.npus for d in lnet.dims),
         schedule=_schedule(engine, lnet, cfg, timings, issued, plans is not None))
     if bound:
+        phase = getattr(progress, "phase", None)
+        if callable(phase):  # a long run says what it does after its last collective
+            phase("the iteration bound")
         result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result

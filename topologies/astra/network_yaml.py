@@ -13,8 +13,6 @@ from __future__ import annotations
 import os
 import warnings
 
-import yaml
-
 from topologies.astra.validators import (
     as_mapping,
     bandwidth,
@@ -104,6 +102,8 @@ def network_to_yaml(network: Network) -> str:
         "latency": [plain(d.latency_ns) for d in network.dims],
     }
     header = f"# ASTRA-sim 2.x network: {network.describe()} ({network.npus} NPUs)\n"
+    import yaml  # late: a costly import, which reading a network file needs no more
+
     return header + yaml.safe_dump(data, default_flow_style=None, sort_keys=False)
 
 

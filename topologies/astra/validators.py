@@ -7,7 +7,7 @@ the field (``key`` or ``key[index]``) and the value; no ``KeyError``,
 
 from __future__ import annotations
 
-import json
+import functools
 import math
 import os
 import re
@@ -15,8 +15,6 @@ import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from topologies.errors import InputError
 from topologies.files import atomic_write
@@ -61,40 +59,102 @@ def read_text(path: str | os.PathLike[str]) -> str:
         raise InputError(f"cannot read: {err.strerror or err}", "path", file, file) from None
 
 
-class YamlLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, also reading ``1e3`` as a number (as YAML 1.2 and yaml-cpp do)."""
+#: The plain words PyYAML's resolver reads as booleans or null, not as text.
+_YAML_RESERVED = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF "
+    "null Null NULL".split())
+_FLAT_WORD = r"[A-Za-z][A-Za-z0-9_]*"
+_FLAT_NUMBER = r"[-+]?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?"
+_FLAT_ITEM = rf"(?:{_FLAT_WORD}|{_FLAT_NUMBER})"
+_FLAT_LINE = re.compile(
+    rf"({_FLAT_WORD}): +\[ *((?:{_FLAT_ITEM} *(?:, *{_FLAT_ITEM} *)*)?)\] *(?: #.*)?")
+_FLAT_SKIP = re.compile(r" *(?:#.*)?")
+_FLAT_INT = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
 
 
-def _construct_mapping_unique(loader: YamlLoader, node: yaml.MappingNode,
-                              deep: bool = False) -> dict[Any, Any]:
-    """A mapping whose keys are unique: a key given twice is an error at its line."""
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        try:
-            duplicate = key in seen
-            seen.add(key)
-        except TypeError:  # unhashable key: PyYAML reports it
-            break
-        if duplicate:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r} (given twice)", key_node.start_mark)
-    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+def flat_yaml(text: str) -> dict[str, list[Any]] | None:
+    """A network YAML of ``key: [item, ...]`` lines read without PyYAML, or ``None``.
+
+    Only the plainest form is read here: printable ASCII, each line blank, a
+    comment or ``key: [...]`` at column 0 with unique keys, every key and item a
+    plain word (not one YAML reads as a boolean or null) or a decimal number.
+    The result is the one PyYAML gives (tests/topologies/test_flat_yaml.py
+    checks it on generated documents); anything else is ``None``, and
+    :func:`load_yaml` asks PyYAML, whose import is a large part of a small run's
+    start-up.
+    """
+    if not text.isascii():
+        return None
+    out: dict[str, list[Any]] = {}
+    for line in text.split("\n"):
+        if not line.isprintable():
+            return None
+        m = _FLAT_LINE.fullmatch(line)
+        if m is None:
+            if _FLAT_SKIP.fullmatch(line):
+                continue
+            return None
+        key, body = m.group(1), m.group(2)
+        if key in _YAML_RESERVED or key in out:
+            return None
+        items: list[Any] = []
+        for word in (w.strip() for w in body.split(",")) if body.strip() else ():
+            if word in _YAML_RESERVED:
+                return None
+            if word[0].isalpha():
+                items.append(word)
+            elif _FLAT_INT.fullmatch(word):
+                items.append(int(word))
+            else:
+                items.append(float(word))
+        out[key] = items
+    return out or None
 
 
-YamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                           _construct_mapping_unique)
-YamlLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
-    list("-+0123456789."),
-)
+@functools.cache
+def _yaml_loader() -> type:
+    """PyYAML's safe loader, also reading ``1e3`` as a number (as YAML 1.2 and yaml-cpp
+    do), with unique mapping keys (made on first use: yaml is a costly import)."""
+    import yaml
+
+    class YamlLoader(yaml.SafeLoader):
+        """The safe loader with YAML 1.2 floats and unique keys."""
+
+    def construct_mapping_unique(loader: YamlLoader, node: yaml.MappingNode,
+                                 deep: bool = False) -> dict[Any, Any]:
+        """A mapping whose keys are unique: a key given twice is an error at its line."""
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=deep)
+            try:
+                duplicate = key in seen
+                seen.add(key)
+            except TypeError:  # unhashable key: PyYAML reports it
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (given twice)", key_node.start_mark)
+        return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+    YamlLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                               construct_mapping_unique)
+    YamlLoader.add_implicit_resolver(
+        "tag:yaml.org,2002:float",
+        re.compile(r"^[-+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+$"),
+        list("-+0123456789."),
+    )
+    return YamlLoader
 
 
 def load_yaml(text: str, file: str) -> Any:
     """YAML ``text`` parsed (YAML 1.2 floats); a syntax error names its line."""
+    flat = flat_yaml(text)
+    if flat is not None:
+        return flat
+    import yaml
+
     try:
-        return yaml.load(text, Loader=YamlLoader)  # a SafeLoader subclass: safe
+        return yaml.load(text, Loader=_yaml_loader())  # a SafeLoader subclass: safe
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         problem = err.problem or err.context or "syntax error"
@@ -120,6 +180,8 @@ def load_json(text: str, file: str) -> Any:
                 raise InputError("duplicate key (given twice)", key, None, file)
             result[key] = value
         return result
+
+    import json  # late: a network YAML needs no json (start-up is part of every run's time)
 
     try:
         return json.loads(text, parse_float=JsonFloat, object_pairs_hook=unique)
