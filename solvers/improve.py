@@ -24,6 +24,22 @@ and 2) and ``cpsat_dtime_s`` (CP-SAT's deterministic time, one worker). A
 wall-clock ``time_limit_s`` may cap everything too (for interactive use; a
 result that depends on it says so in ``meta["stopped_by"]``).
 
+**Never worse with more evaluations.** Steps 1 and 2 run in rounds of
+``ROUND_EVALUATIONS`` x 2^k evaluations (k = 0, 1, ...): round 0 is the search
+above (each discipline, then the best one, then the orders), round k >= 1 a
+route search from the best routes (seed ``seed + 1000 k``) and an order search
+from the best schedule. Every sub-budget is a fixed share of its round's size,
+never of ``evaluations``, which only cuts the last round short; the local
+searches are anytime (their moves do not depend on their budget), so a larger
+budget makes the same evaluations first and the answer, the best so far, is
+never worse (``meta["rounds"]``). Up to ``ROUND_EVALUATIONS`` (the default
+budget) this is the single search it always was. ``seeds`` > 1 runs steps 1-2
+with seeds ``seed`` ... ``seed + seeds - 1``, each with the whole budget, and
+keeps the best (the first among equals; ``meta["seeds"]``, ``meta["seed"]``).
+CP-SAT (step 3) only ever replaces that answer by a shorter one; its own
+result is not monotone in its deterministic time (a different budget splits
+differently between its phases).
+
 The result is a :class:`solvers.Result`: never worse than the start, the
 schedule checked by :func:`themis.checker.check`, status ``optimal`` only when
 CP-SAT proved it or the makespan meets a lower bound (LB0-LB3 or the solver's),
@@ -32,6 +48,7 @@ else ``feasible``.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -54,13 +71,17 @@ TARGET_GAP = 1e-4
 ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
 PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap",
-                               "chain_dtime_s", "chain_chunks", "doubling")
+                               "chain_dtime_s", "chain_chunks", "doubling", "latency0",
+                               "seeds")
 DEFAULT_EVALUATIONS = 2000
+#: The local search's first round (then 2x, 4x, ...): every sub-budget is a share of a
+#: round's size, so that more evaluations never give a worse answer.
+ROUND_EVALUATIONS = 2000
 #: Largest chunk count the doubling chain solves with CP-SAT (then splits for C).
 CHAIN_CHUNKS = 32
 #: Chain base results by (instance key, deterministic time, seed): the base solve is
 #: deterministic, so C = 64 ... 1024 of one network and size share it.
-_CHAIN_CACHE: dict[tuple[str, float, int], Result] = {}
+_CHAIN_CACHE: dict[tuple[str, float, int, bool], tuple[Result, dict[str, Schedule]]] = {}
 
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
@@ -77,7 +98,10 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         if k in ("evaluations", "seed"):
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise InputError("must be an integer >= 0", key, v, file)
-        elif k == "doubling":
+        elif k == "seeds":
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("must be an integer >= 1", key, v, file)
+        elif k in ("doubling", "latency0"):
             if not isinstance(v, bool):
                 raise InputError("must be true or false", key, v, file)
         elif k == "chain_chunks":
@@ -164,7 +188,7 @@ def _replay_orders(schedule: Schedule, orders: dict) -> SimResult:
 
 
 def _cpsat(instance: Instance, schedule: Schedule, bnds: Bounds, dtime_s: float | None,
-           time_limit_s: float | None, seed: int) -> Result | None:
+           time_limit_s: float | None, seed: int, latency0: bool = True) -> Result | None:
     """CP-SAT warm-started from ``schedule`` on a deterministic budget (None if the
     model is too large to build).
 
@@ -177,7 +201,7 @@ def _cpsat(instance: Instance, schedule: Schedule, bnds: Bounds, dtime_s: float 
 
     wall = time_limit_s if time_limit_s is not None else 7 * 24 * 3600.0
     params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
-                          seed=seed)
+                          seed=seed, latency0=latency0)
     try:
         return solve(instance, "cpsat", params, bounds=bnds, hint=[schedule])
     except InputError:  # e.g. a model too large to build: keep the search's schedule
@@ -197,60 +221,181 @@ def chain_base(chunks: int, instance: Instance, chain_chunks: int = CHAIN_CHUNKS
 
 
 def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
-           time_limit_s: float | None) -> tuple[Schedule | None, dict]:
-    """The doubling chain's candidate for ``instance`` (see the module docstring)."""
-    from solvers.solve import solve  # looked up when called, as in _cpsat
+           time_limit_s: float | None, latency0: bool = True) -> tuple[Schedule | None, dict]:
+    """The doubling chain's candidate for ``instance`` (see the module docstring).
+
+    With latency, the C0 solve's latency-0 answers (replayed on the network,
+    :func:`solvers.solve.latency0_hints`) are split into C too, and the
+    shortest split is the candidate (``meta["chain"]["splits"]`` lists them).
+    """
+    from solvers.solve import _solve  # looked up when called, as in _cpsat
 
     c = instance.chunks
     c0 = chain_base(c, instance, chain_chunks)
     if c0 is None:
         return None, {"skipped": f"no chunk count C/2^j <= {chain_chunks} splits into C"}
     base = with_chunks(instance, c0)
-    key = (base.key(), float(dtime_s), seed)
-    res = _CHAIN_CACHE.get(key) if time_limit_s is None else None
-    if res is None:
+    key = (base.key(), float(dtime_s), seed, latency0)
+    cached = _CHAIN_CACHE.get(key) if time_limit_s is None else None
+    if cached is None:
         wall = time_limit_s if time_limit_s is not None else max(60.0, 30 * dtime_s)
         params = SolverParams(time_limit_s=wall, deterministic_time_s=dtime_s, threads=1,
-                              seed=seed)
+                              seed=seed, latency0=latency0)
+        kept: dict[str, Schedule] = {}
         try:
-            res = solve(base, "cpsat", params)
+            res = _solve(base, "cpsat", params, None, None, None, {}, kept)
         except InputError as err:
             return None, {"from_chunks": c0, "skipped": str(err)}
+        cached = (res, {k: v for k, v in kept.items() if k.startswith("latency0-")})
         if time_limit_s is None:
-            _CHAIN_CACHE[key] = res
+            _CHAIN_CACHE[key] = cached
+    res, lat0 = cached
     info = {"from_chunks": c0, "status": str(res.status), "from_makespan_ns": res.makespan_ns,
             "from_lower_bound_ns": res.lower_bound_ns,
             "deterministic_time_s": res.meta.get("deterministic_time_total")}
-    if res.schedule is None:
+    sources = {} if res.schedule is None else {"solve": res.schedule}
+    sources.update(lat0)
+    best: Schedule | None = None
+    found: dict[str, float] = {}
+    for name, sched in sources.items():
+        split = split_schedule(sched, instance, c // c0)
+        if split is None:
+            continue
+        found[name] = split.makespan_ns
+        if best is None or split.makespan_ns < best.makespan_ns * (1 - 1e-12):
+            best = split
+    if not sources:
         return None, info
-    split = split_schedule(res.schedule, instance, c // c0)
-    info["makespan_ns"] = None if split is None else split.makespan_ns
-    return split, info
+    info["makespan_ns"] = None if best is None else best.makespan_ns
+    if lat0:
+        info["splits"] = found
+    return best, info
 
 
-def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,
-            time_limit_s: float | None = None, seed: int = 0,
-            target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
-            chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True) -> Result:
-    """Improve ``instance``'s best practical schedule (see the module docstring).
+@dataclass
+class _Found:
+    """A search's best: its schedule, the routes and discipline it was simulated with
+    (the order search may have re-timed it since), and the routes' own makespan."""
 
-    ``evaluations``: simulator runs of the local searches; ``cpsat_dtime_s``:
-    CP-SAT's deterministic time (0: no CP-SAT; ``None``: CP-SAT limited by
-    the wall clock only, which needs ``time_limit_s``); ``time_limit_s``: an
-    optional wall-clock cap (the searches get half of it when CP-SAT runs);
-    ``target_gap``: the local searches stop (or do not start) once the makespan
-    is within this relative distance of the lower bound (CP-SAT still runs);
-    ``chain_dtime_s`` (CP-SAT's deterministic time at C0; 0: no chain) and
-    ``chain_chunks`` (the largest C0): the doubling chain's start;
-    ``doubling``: at latency 0 raise the lower bound to LB3(2C) where higher
-    (:func:`solvers.doubling.doubling_bound`; ``meta["doubling"]`` says so).
+    schedule: Schedule
+    routes: list
+    intra: str
+    routes_ns: float
+
+
+def _search(instance: Instance, start, clock: _Clock, seed: int, target: float,
+            chained: Schedule | None, timed_out) -> tuple[_Found, dict]:
+    """Local search (routes, then orders) in rounds of fixed budgets (see :func:`improve`).
+
+    Every sub-budget is a fixed share of its round's budget (``ROUND_EVALUATIONS``
+    x 2^k), never of ``clock.budget``: the clock only truncates. So a larger
+    budget runs the same evaluations first, and the best so far (the answer) is
+    never worse with more evaluations.
     """
     from themis.planning.local_search import evaluator, local_search
     from themis.planning.portfolio import best_plan
     from themis.policies.route_mix import all_routes
 
+    coll, net, tm = instance.collective, instance.network, instance.timing
+
+    def budget(n: int) -> int:  # n evaluations, truncated by the clock
+        return max(0, min(n, clock.budget - clock.used))
+
+    def simulated(routes: list, intra: str) -> Schedule:
+        return simulate(net, coll, intra=intra, timing=tm,
+                        plans=[[stage_plan(coll.kind, r) for r in routes]]).schedule
+
+    first_q = start.intra or "fifo"
+    best = _Found(simulated(start.routes, first_q), list(start.routes), first_q,
+                  start.makespan_ns)
+    if chained is not None and chained.makespan_ns < best.schedule.makespan_ns * (1 - 1e-12):
+        best = _Found(chained, [], "", float("inf"))  # the doubling chain's split schedule
+    rounds = 0
+    while best.schedule.makespan_ns > target and clock.used < clock.budget \
+            and not timed_out():
+        size = ROUND_EVALUATIONS * 2 ** rounds
+        route_budget = int(size * ROUTE_SHARE)
+        used0 = clock.used
+        found_by: dict[str, tuple[list, float]] = {}
+        if rounds == 0:
+            # Round 0: a route search under each discipline from its best portfolio
+            # plan (half the route budget, shared equally), then the best continues.
+            share = route_budget // 2 // max(1, len(intra_names()))
+            for q in intra_names():
+                plan = start if q == start.intra else best_plan(coll, net, tm, (q,))
+                found = local_search(plan.routes, all_routes(net), evaluator(coll, net, tm, q),
+                                     budget(share), seed=seed, start_ns=plan.makespan_ns,
+                                     stop=timed_out, shuffle=True, target_ns=target)
+                clock.used += found.evaluations
+                found_by[q] = (found.routes, found.makespan_ns)
+                if found.makespan_ns <= target:
+                    break
+        elif best.routes:
+            found_by[best.intra] = (best.routes, best.routes_ns)
+        if found_by:
+            q = min(found_by, key=lambda k: (found_by[k][1], list(found_by).index(k)))
+            routes, ns = found_by[q]
+            found = local_search(routes, all_routes(net), evaluator(coll, net, tm, q),
+                                 budget(route_budget - (clock.used - used0)),
+                                 seed=seed + 1 if rounds == 0 else seed + 1000 * rounds,
+                                 start_ns=ns, stop=timed_out, shuffle=True, target_ns=target)
+            clock.used += found.evaluations
+            for name, (r, t) in [*found_by.items(), (q, (found.routes, found.makespan_ns))]:
+                if t < best.schedule.makespan_ns * (1 - 1e-12):
+                    best = _Found(simulated(r, name), list(r), name, t)
+        # Dimension orders (the rest of the round).
+        order_clock = _Clock(budget(size - (clock.used - used0)), clock.deadline)
+        if best.schedule.makespan_ns > target:
+            tuned = _order_search(best.schedule, order_clock)
+            clock.used += order_clock.used
+            if tuned.makespan_ns < best.schedule.makespan_ns:
+                best = dataclasses.replace(best, schedule=tuned)
+        clock.stopped_by = clock.stopped_by or order_clock.stopped_by
+        rounds += 1
+        if clock.used == used0:
+            break  # nothing left to try (e.g. every search is at its target)
+    if clock.used >= clock.budget:
+        clock.stopped_by = clock.stopped_by or "evaluations"
+    return best, {"rounds": rounds}
+
+
+def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | None = 0.0,
+            time_limit_s: float | None = None, seed: int = 0,
+            target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
+            chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True,
+            latency0: bool = True, seeds: int = 1) -> Result:
+    """Improve ``instance``'s best practical schedule (see the module docstring).
+
+    ``evaluations``: simulator runs of the local searches (per seed);
+    ``cpsat_dtime_s``:
+    CP-SAT's deterministic time (0: no CP-SAT; ``None``: CP-SAT limited by
+    the wall clock only, which needs ``time_limit_s``); ``time_limit_s``: an
+    optional wall-clock cap (the searches get half of it when CP-SAT runs);
+    ``seed``, ``seeds``: the local search runs with seeds ``seed`` ...
+    ``seed + seeds - 1``, each with the whole budget, and the best (the
+    first among equals) goes on; ``target_gap``: the local searches stop (or
+    do not start) once the makespan
+    is within this relative distance of the lower bound (CP-SAT still runs);
+    ``chain_dtime_s`` (CP-SAT's deterministic time at C0; 0: no chain) and
+    ``chain_chunks`` (the largest C0): the doubling chain's start;
+    ``doubling``: at latency 0 raise the lower bound to LB3(2C) where higher
+    (:func:`solvers.doubling.doubling_bound`; ``meta["doubling"]`` says so);
+    ``latency0``: with latency, CP-SAT's solves (the chain's and step 3)
+    use the latency-0 instance's answers replayed (:mod:`solvers.latency0`).
+
+    The local search runs in rounds of ``ROUND_EVALUATIONS`` x 2^k evaluations
+    (k = 0, 1, ...; the last one cut by the budget), each from the best so
+    far: with more evaluations the same searches run first, so the search's
+    answer is never worse (and CP-SAT only ever replaces it by a shorter one).
+    """
+    from themis.planning.portfolio import best_plan
+
     if isinstance(evaluations, bool) or not isinstance(evaluations, int) or evaluations < 0:
         raise InputError("evaluations must be an integer >= 0", "evaluations", evaluations)
+    if isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1:
+        raise InputError("must be an integer >= 1", "seeds", seeds)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError("must be an integer >= 0", "seed", seed)
     if cpsat_dtime_s is not None and not cpsat_dtime_s >= 0:
         raise InputError("CP-SAT deterministic time must be >= 0", "cpsat-dtime",
                          cpsat_dtime_s)
@@ -271,15 +416,17 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     deadline = None if time_limit_s is None else \
         t0 + (0.5 if use_cpsat else 1.0) * time_limit_s
     coll, net, tm = instance.collective, instance.network, instance.timing
+    if isinstance(target_gap, bool) or not isinstance(target_gap, int | float) \
+            or not 0 <= target_gap < 1:
+        raise InputError("must be a relative gap in [0, 1)", "target-gap", target_gap)
     bnds = bounds(instance)
     lb = bnds.lb_ns
     start = best_plan(coll, net, tm, intra_names())
     start_ns = start.makespan_ns
     assert start_ns is not None, "best_plan simulates its choice"
-    clock = _Clock(evaluations, deadline)
     chained, chain_info = (None, {}) if chain_dtime_s <= 0 else _chain(
         instance, chain_dtime_s, chain_chunks, seed,
-        None if end is None else max(0.05, 0.5 * (end - time.perf_counter())))
+        None if end is None else max(0.05, 0.5 * (end - time.perf_counter())), latency0)
     # The doubling bound, as :func:`solvers.solve` uses it: at latency 0 (durations
     # linear in size) LB3 at 2C is a valid bound for C too, often higher
     # (after the chain, whose CP-SAT solve it must not change).
@@ -292,49 +439,24 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
 
-    # 1. routes: a local search under each discipline from its best portfolio plan
-    # (half the route budget, shared equally), then the best one continues.
-    best_routes, intra, best_ns = start.routes, start.intra or "fifo", start_ns
-    if isinstance(target_gap, bool) or not isinstance(target_gap, int | float) \
-            or not 0 <= target_gap < 1:
-        raise InputError("must be a relative gap in [0, 1)", "target-gap", target_gap)
+    # 1-2. routes, then dimension orders, in rounds; the best over the seeds.
     target = lb * (1 + target_gap)
-    at_bound = best_ns <= target or (chained is not None and chained.makespan_ns <= target)
-    queues = [] if at_bound else list(intra_names())
-    route_budget = int(evaluations * ROUTE_SHARE)
-    share = route_budget // 2 // max(1, len(queues))
-    found_by: dict[str, tuple[list, float]] = {}
-    for q in queues:
-        first = start if q == start.intra else best_plan(coll, net, tm, (q,))
-        found = local_search(first.routes, all_routes(net), evaluator(coll, net, tm, q),
-                             share, seed=seed, start_ns=first.makespan_ns, stop=timed_out,
-                             shuffle=True, target_ns=target)
-        clock.used += found.evaluations
-        found_by[q] = (found.routes, found.makespan_ns)
-        if found.makespan_ns <= target:
-            break
-    if found_by:
-        q = min(found_by, key=lambda k: (found_by[k][1], list(found_by).index(k)))
-        routes, ns = found_by[q]
-        found = local_search(routes, all_routes(net), evaluator(coll, net, tm, q),
-                             route_budget - clock.used, seed=seed + 1, start_ns=ns,
-                             stop=timed_out, shuffle=True, target_ns=target)
-        clock.used += found.evaluations
-        if found.makespan_ns < best_ns * (1 - 1e-12):
-            best_routes, intra, best_ns = found.routes, q, found.makespan_ns
+    runs: list[tuple[_Found, _Clock, dict]] = []
+    for s_ in range(seed, seed + seeds):
+        clock = _Clock(evaluations, deadline)
+        found, info = _search(instance, start, clock, s_, target, chained, timed_out)
+        runs.append((found, clock, info))
+    pick = min(range(len(runs)), key=lambda i: (runs[i][0].schedule.makespan_ns, i))
+    found, clock, info = runs[pick]
+    best, intra = found.schedule, found.intra or (start.intra or "fifo")
     if timed_out():
         clock.stopped_by = "time_limit"
-    sim = simulate(net, coll, intra=intra, timing=tm,
-                   plans=[[stage_plan(coll.kind, r) for r in best_routes]])
-    best = sim.schedule
-    if chained is not None and chained.makespan_ns < best.makespan_ns * (1 - 1e-12):
-        best = chained  # the doubling chain's split schedule
-    # 2. dimension orders (the remaining evaluations).
-    if best.makespan_ns > target:
-        best = _order_search(best, clock)
     meta: dict = {"start": start.label, "start_ns": start.makespan_ns,
                   "search_ns": best.makespan_ns, "evaluations": clock.used,
-                  "intra": intra}
+                  "intra": intra, "rounds": info["rounds"]}
+    if seeds > 1:
+        meta["seeds"] = {str(seed + i): r[0].schedule.makespan_ns for i, r in enumerate(runs)}
+        meta["seed"] = seed + pick
     if chain_info:
         meta["chain"] = chain_info
     if dbl_k:
@@ -344,7 +466,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # 3. CP-SAT warm-started from the best schedule.
     if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL):
         left = None if end is None else max(0.05, end - time.perf_counter())
-        res = _cpsat(instance, best, bnds, cpsat_dtime_s, left, seed)
+        res = _cpsat(instance, best, bnds, cpsat_dtime_s, left, seed, latency0)
         if res is not None:
             meta["cpsat"] = {"status": res.status, "makespan_ns": res.makespan_ns,
                              "lower_bound_ns": res.lower_bound_ns}

@@ -50,8 +50,11 @@ class SolverParams:
     ``restrict_lb3`` (CP-SAT's coarse phase keeps LB3's route counts),
     ``resolution`` / ``coarse_resolution`` (CP-SAT ticks of the longest stage
     in the fine / coarse model), ``coarse_fraction`` (the coarse phase's share
-    of the limits; 0 skips it), ``cpsat_parameters`` (any other
-    ``CpSolver.parameters`` field, by name).
+    of the limits; 0 skips it), ``doubling`` (CP-SAT: the doubling chain's
+    C/2 hint and, at latency 0, the doubling bound), ``latency0`` (CP-SAT, with
+    per-hop latency or delays: the latency-0 instance's answer and its split
+    C/2 answer, replayed on the real network, join the hints; :mod:`solvers.latency0`),
+    ``cpsat_parameters`` (any other ``CpSolver.parameters`` field, by name).
     """
 
     time_limit_s: float = 10.0
@@ -70,6 +73,7 @@ class SolverParams:
     coarse_resolution: int = 2_000
     coarse_fraction: float = 0.25
     doubling: bool = True
+    latency0: bool = True
     cpsat_parameters: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -85,7 +89,7 @@ class SolverParams:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
             raise InputError("must be an integer >= 0", "seed", self.seed)
         for name in ("log", "symmetry", "use_hint", "seed_lb3", "scaled_bound", "restrict_lb3",
-                     "doubling"):
+                     "doubling", "latency0"):
             if not isinstance(getattr(self, name), bool):
                 raise InputError("must be true or false", name, getattr(self, name))
         cf = self.coarse_fraction

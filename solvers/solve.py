@@ -29,6 +29,7 @@ from solvers.common import ProblemData
 from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.grading import grade
 from solvers.hints import best_hint, candidate_schedules, seeded, simulated_hints, validate_hint
+from solvers.latency0 import replay_on, zero_latency
 from solvers.params import SolverParams
 from solvers.registry import get_backend
 from solvers.result import RawSolution, Result, Status
@@ -45,6 +46,8 @@ CHAIN_MIN_CHUNKS = 2
 #: Largest chunk count a solve builds a chain for (beyond it the C/2 proof is out of
 #: reach; :func:`solvers.improve.improve` splits the largest proven C instead).
 CHAIN_MAX_CHUNKS = 64
+#: Share of a solve's budget its latency-0 sub-solve may use (:func:`latency0_hints`).
+LATENCY0_SHARE = 0.75
 
 
 def check_params(solver: str, params: SolverParams | None = None,
@@ -139,12 +142,22 @@ def solve(
     every registered policy under every discipline; ``simulations`` are such
     schedules the caller already has (by :func:`solvers.hints.hint_name`,
     e.g. ``themis+scf``), reused instead of simulated again. With ``seed_lb3``,
-    schedules on LB3's route counts join the candidates.
+    schedules on LB3's route counts join the candidates. With ``latency0``
+    (CP-SAT, an instance with latencies or delays) the latency-0 instance's
+    answers replayed on this one join them too (:func:`latency0_hints`).
 
     ``params.time_limit_s`` bounds the whole call (bounds, hints, model
     building, search). Instances whose model is too large to build are
     refused with an :class:`InputError` (``chunks``).
     """
+    return _solve(instance, solver, params, bounds, hint, simulations, overrides, None)
+
+
+def _solve(instance: Instance, solver: str, params: SolverParams | None,
+           bounds: Bounds | None, hint: Schedule | Sequence[Schedule] | None,
+           simulations: Mapping[str, Schedule] | None, overrides: dict[str, Any],
+           keep: dict[str, Schedule] | None) -> Result:
+    """:func:`solve`; ``keep`` (if given) receives every hint candidate by name."""
     t0 = time.perf_counter()
     if not isinstance(instance, Instance):
         raise InputError("not an Instance", "instance", type(instance).__name__)
@@ -155,7 +168,10 @@ def solve(
         backend.check_size(data)
     lb = _bounds(instance, data, bounds, params)
     cands, meta = _candidates(instance, data, lb, hint, params, t0, simulations)
-    run_params, lb = _doubling(instance, solver, params, lb, cands, meta, t0)
+    run_params = _latency0(instance, solver, params, cands, meta, t0)
+    run_params, lb = _doubling(instance, solver, run_params, lb, cands, meta, t0)
+    if keep is not None:
+        keep.update(cands)
     best = best_hint(data, cands, params.symmetry)
     meta.update(bounds=lb.to_dict(), hint=None if best is None else best.name,
                 params=params.to_dict())
@@ -176,10 +192,12 @@ def solve(
                               log=traceback.format_exc())
     result = grade(problem, raw, t0, ref_ns, meta)
     result.meta["replays"] = problem.retime.replays
-    if "deterministic_time_total" in result.meta or "chain_deterministic_time_s" in meta:
+    if "deterministic_time_total" in result.meta or "chain_deterministic_time_s" in meta \
+            or "latency0_deterministic_time_s" in meta:
         result.meta["deterministic_time_total"] = \
             float(result.meta.get("deterministic_time_total") or 0.0) + \
-            float(meta.get("chain_deterministic_time_s", 0.0))
+            float(meta.get("chain_deterministic_time_s", 0.0)) + \
+            float(meta.get("latency0_deterministic_time_s", 0.0))
     return result
 
 
@@ -215,6 +233,67 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
         params = dataclasses.replace(
             params, deterministic_time_s=max(0.01, det - chain.deterministic_time_s))
     return params, lb
+
+
+def _latency0(instance: Instance, solver: str, params: SolverParams,
+              cands: dict[str, Schedule], meta: dict, t0: float) -> SolverParams:
+    """The latency-0 hints (:func:`latency0_hints`; CP-SAT only) added to ``cands``;
+    returns the parameters the rest runs with (the deterministic time used taken off)."""
+    if not params.latency0 or solver != "cpsat":
+        return params
+    left = params.time_limit_s - (time.perf_counter() - t0)
+    found, info, used = latency0_hints(instance, solver, params, left)
+    if info is None:
+        return params
+    cands.update(found)
+    meta["latency0"] = info
+    meta["latency0_deterministic_time_s"] = used
+    det = params.deterministic_time_s
+    if det is not None:
+        params = dataclasses.replace(params, deterministic_time_s=max(0.01, det - used))
+    return params
+
+
+def latency0_hints(instance: Instance, solver: str, params: SolverParams,
+                   remaining_s: float) -> tuple[dict[str, Schedule], dict | None, float]:
+    """The latency-0 instance's answers replayed on ``instance`` (:mod:`solvers.latency0`).
+
+    The latency-0 instance (:func:`~solvers.latency0.zero_latency`) is solved by
+    :func:`solve` with ``LATENCY0_SHARE`` of ``params``' deterministic time (and
+    of the wall clock left), its own doubling chain included; its answer and
+    its chain's split C/2 answer are replayed on ``instance`` and checked.
+    Returns the candidates by name (``latency0-C16``, ``latency0-split-C8``),
+    a JSON-ready summary (``None`` when ``instance`` has no latency or the
+    sub-solve is refused) and the deterministic time the sub-solve used.
+    """
+    inst0 = zero_latency(instance)
+    if inst0 is None:
+        return {}, None, 0.0
+    det = params.deterministic_time_s
+    sub = dataclasses.replace(
+        params, time_limit_s=max(0.05, LATENCY0_SHARE * remaining_s),
+        deterministic_time_s=None if det is None else LATENCY0_SHARE * det)
+    kept: dict[str, Schedule] = {}
+    try:
+        res = _solve(inst0, solver, sub, None, None, None, {}, kept)
+    except InputError as err:
+        return {}, {"skipped": str(err)}, 0.0
+    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    info: dict = {"status": str(res.status), "makespan_ns": res.makespan_ns,
+                  "lower_bound_ns": res.lower_bound_ns, "deterministic_time_s": used,
+                  "candidates": {}}
+    found: dict[str, Schedule] = {}
+    c = instance.chunks
+    sources = [(f"latency0-C{c}", res.schedule)]
+    sources += [(f"latency0-{name}", s) for name, s in kept.items() if name.startswith("split-")]
+    for name, sched in sources:
+        if sched is None:
+            continue
+        replayed = replay_on(sched, instance, name)
+        if replayed is not None:
+            found[name] = replayed
+            info["candidates"][name] = replayed.makespan_ns
+    return found, info, used
 
 
 @dataclass(frozen=True)
@@ -254,9 +333,11 @@ def chain_hint(instance: Instance, solver: str, params: SolverParams,
     if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
         return None
     det = params.deterministic_time_s
+    # The latency-0 hints of C/2 are not solved again: the C solve's latency-0
+    # sub-solve has its own chain (its split C/2 answer, replayed, is a candidate).
     sub = dataclasses.replace(
         params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
-        deterministic_time_s=None if det is None else CHAIN_SHARE * det)
+        deterministic_time_s=None if det is None else CHAIN_SHARE * det, latency0=False)
     res = solve(half, solver, sub)
     used = float(res.meta.get("deterministic_time_total") or 0.0)
     levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))

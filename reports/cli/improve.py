@@ -35,6 +35,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
                    metavar="S", help="wall-clock limit (results then depend on the machine)")
     p.add_argument("--seed", type=int_arg("--seed"), default=0, help="search seed (default 0)")
+    p.add_argument("--seeds", type=int_arg("--seeds"), default=1, metavar="N",
+                   help="run the local search with seeds SEED ... SEED+N-1 (each with the "
+                        "whole budget) and keep the best (default 1)")
     p.add_argument("--target-gap", type=float_arg("--target-gap"), default=1e-4, metavar="G",
                    help="stop searching once within this relative gap of the lower bound "
                         "(default 1e-4)")
@@ -46,6 +49,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--no-doubling", dest="doubling", action="store_false",
                    help="do not raise the bound to LB3(2C) at latency 0 (the doubling bound; "
                         "on by default, as in solve)")
+    p.add_argument("--no-latency0", dest="latency0", action="store_false",
+                   help="with per-hop latency or delays, CP-SAT (the chain's and "
+                        "--cpsat-dtime's) does not solve the latency-0 instance first for "
+                        "hints replayed on this network")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -61,6 +68,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
         raise InputError("must be at least 0", "--evaluations", args.evaluations)
     if args.cpsat_dtime is not None and not 0 <= args.cpsat_dtime < float("inf"):
         raise InputError("must be a finite number >= 0", "--cpsat-dtime", args.cpsat_dtime)
+    if args.seeds < 1:
+        raise InputError("must be at least 1", "--seeds", args.seeds)
     if not 0 <= args.target_gap < 1:
         raise InputError("must be a relative gap in [0, 1)", "--target-gap", args.target_gap)
     check_output(args.schedule_out, "--schedule-out")
@@ -80,7 +89,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
         result = improve(instance, evaluations=evaluations, cpsat_dtime_s=dtime,
                          time_limit_s=args.time_limit, seed=args.seed,
                          target_gap=args.target_gap, chain_dtime_s=args.chain_dtime,
-                         chain_chunks=args.chain_chunks, doubling=args.doubling)
+                         chain_chunks=args.chain_chunks, doubling=args.doubling,
+                         latency0=args.latency0, seeds=args.seeds)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:

@@ -56,6 +56,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "(each chunk picks its AG order)")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
                    help="solver threads/workers (default: the solver's choice)")
+    p.add_argument("--no-latency0", dest="latency0", action="store_false",
+                   help="cpsat: with per-hop latency or delays, do not solve the latency-0 "
+                        "instance first (half the budget) for hints replayed on this network")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -132,7 +135,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
     params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
                           threads=args.threads, deterministic_time_s=args.deterministic_time,
-                          node_limit=args.node_limit, seed=args.seed)
+                          node_limit=args.node_limit, seed=args.seed,
+                          latency0=args.latency0)
     with user_keys(inputs.keys):
         result = solve(instance, args.solver, params)
     if args.solver_log and result.solver_log is not None:
@@ -162,6 +166,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ["gap", "-" if gap is None else f"{100 * gap:.3f}%"],
         ["best reference (us)", min(result.reference_ns.values()) / 1e3
          if result.reference_ns else "-"],
+        *([[f"latency-0 answer ({result.meta['latency0'].get('status', '-')}), "
+            "replayed (us)", min(result.meta["latency0"]["candidates"].values()) / 1e3]]
+          if (result.meta.get("latency0") or {}).get("candidates") else []),
         ["solver", result.solver],
         ["runtime (s)", f"{result.runtime_s:.2f}"],
         ["stopped by", stopped_by_text(result.meta.get("stopped_by", ""), args)],
