@@ -121,52 +121,42 @@ def plot_gap_by_chunks(series: Mapping[str, Sequence[tuple[int, float]]], ax: Ax
     return ax
 
 
+def _grouped_bars(values: Mapping[str, Sequence[float]], ax: Axes | None, ylabel: str,
+                  title: str | None, legend: bool) -> Axes:
+    """Per dimension, one bar per series (``values[name][dim]`` in 0..1, drawn in %)."""
+    if ax is None:
+        _, (ax,) = new_figure(6.0, 4.0)
+    names = list(values)
+    ndims = max((len(v) for v in values.values()), default=0)
+    width = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        xs = [d - 0.4 + width * (i + 0.5) for d in range(len(values[name]))]
+        ax.bar(xs, [100 * u for u in values[name]], width=width, label=name,
+               edgecolor="black", linewidth=0.3, **bar_style(name))
+    ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
+    ax.set_ylim(0, 105)
+    ax.set_ylabel(ylabel)
+    if title:
+        ax.set_title(title, fontsize="medium")
+    if names and legend:
+        ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
+    return ax
+
+
 def plot_dim_utilization(values: Mapping[str, Sequence[float]], ax: Axes | None = None,
                          title: str | None = None, legend: bool = True) -> Axes:
     """Grouped bars: per dimension, one bar per method (``values[method][dim]`` in 0..1).
 
     Dimensions are numbered as in ``values`` (the active dimensions, in order).
     """
-    if ax is None:
-        _, (ax,) = new_figure(6.0, 4.0)
-    methods = list(values)
-    ndims = max((len(v) for v in values.values()), default=0)
-    width = 0.8 / max(len(methods), 1)
-    for i, method in enumerate(methods):
-        xs = [d - 0.4 + width * (i + 0.5) for d in range(len(values[method]))]
-        ax.bar(xs, [100 * u for u in values[method]], width=width, label=method,
-               edgecolor="black", linewidth=0.3, **bar_style(method))
-    ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("utilization (% of makespan busy)")
-    if title:
-        ax.set_title(title, fontsize="medium")
-    if methods and legend:
-        ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-    return ax
+    return _grouped_bars(values, ax, "utilization (% of makespan busy)", title, legend)
 
 
 def plot_designs(shares: Mapping[str, Sequence[float]], ax: Axes | None = None,
                  title: str | None = None) -> Axes:
     """Grouped bars: per dimension, one bar per design, the share of the budget it spends
     there (``shares[design][dim]`` in 0..1): the designs per policy side by side."""
-    if ax is None:
-        _, (ax,) = new_figure(6.0, 4.0)
-    names = list(shares)
-    ndims = max((len(v) for v in shares.values()), default=0)
-    width = 0.8 / max(len(names), 1)
-    for i, name in enumerate(names):
-        xs = [d - 0.4 + width * (i + 0.5) for d in range(len(shares[name]))]
-        ax.bar(xs, [100 * u for u in shares[name]], width=width, label=name,
-               edgecolor="black", linewidth=0.3, **bar_style(name))
-    ax.set_xticks(range(ndims), [f"dim {d}" for d in range(ndims)])
-    ax.set_ylim(0, 105)
-    ax.set_ylabel("share of the budget (%)")
-    if title:
-        ax.set_title(title, fontsize="medium")
-    if names:
-        ax.legend(fontsize="x-small", ncols=3, loc="upper center", bbox_to_anchor=(0.5, -0.08))
-    return ax
+    return _grouped_bars(shares, ax, "share of the budget (%)", title, True)
 
 
 def figure_legend(fig: Any, axes: Sequence[Axes]) -> None:
