@@ -64,7 +64,7 @@ def test_bad_improve_budgets_name_their_key(tmp_path: Path, capsys, table: str,
     assert key in err and "spec.toml" in err
 
 
-@pytest.mark.parametrize("report", ["optimality-gap"])
+@pytest.mark.parametrize("report", ["optimality-gap", "at-scale"])
 def test_committed_certified_headline_matches_its_csv(report: str) -> None:
     """The headline's "best schedule vs the optimum" counts, recomputed from the
     committed CSV alone: per instance (reverse AG variant), the best valid makespan
