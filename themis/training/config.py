@@ -11,6 +11,7 @@ a timeline, the iteration lower bound).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields, replace
 from enum import StrEnum
 from typing import Any
@@ -213,16 +214,39 @@ class CollectiveRecord:
     blocking: bool = False
 
 
-@dataclass
 class Timeline:
     """What a plot needs: compute intervals and every stage on every dimension.
 
     ``compute``: (start_ns, end_ns, layer, phase); ``stages``: (dim,
-    collective id, chunk, start_ns, end_ns).
+    collective id, chunk, start_ns, end_ns). ``stages`` may be given as a
+    function that makes them, called on first use: a long run that is not
+    drawn or written out never holds a tuple per stage.
     """
 
-    compute: list[tuple[float, float, int, str]] = field(default_factory=list)
-    stages: list[tuple[int, int, int, float, float]] = field(default_factory=list)
+    def __init__(self, compute: list[tuple[float, float, int, str]] | None = None,
+                 stages: list[tuple[int, int, int, float, float]]
+                 | Callable[[], list[tuple[int, int, int, float, float]]] | None = None
+                 ) -> None:
+        self.compute = compute if compute is not None else []
+        self._stages = stages
+
+    @property
+    def stages(self) -> list[tuple[int, int, int, float, float]]:
+        """Every stage as (dim, collective id, chunk, start_ns, end_ns)."""
+        if self._stages is None:
+            self._stages = []
+        elif callable(self._stages):
+            self._stages = self._stages()
+        return self._stages
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Timeline) and self.compute == other.compute and \
+            self.stages == other.stages
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Timeline({len(self.compute)} compute intervals, stages)"
 
 
 @dataclass

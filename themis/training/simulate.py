@@ -232,9 +232,8 @@ def simulate_training(workload: Workload, network: Network,
     dims = [DimStats(d, dm.kind, dm.npus, engine.busy[d], engine.busy[d] / (end * k) if end else 0,
                      engine.sent[d]) for d, dm in enumerate(lnet.dims)]
     table = engine.table
-    timeline = Timeline(run.compute, [
-        (table.dim[s], engine.coll[s], engine.chunk[s], engine.start[s], engine.end[s])
-        for s in range(len(table))])
+    timeline = Timeline(run.compute, lambda: list(zip(
+        table.dim, engine.coll, engine.chunk, engine.start, engine.end, strict=True)))
     if plans is not None and len(issued) != len(plans):
         raise InputError(f"the run issued {len(issued)} collectives", "plans", len(plans))
     result = TrainingResult(
