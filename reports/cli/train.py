@@ -14,7 +14,6 @@ import dataclasses
 import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Any
 
 from reports.cli.common import (
@@ -216,40 +215,12 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def is_et_source(spec: str) -> bool:
-    """Whether ``spec`` names Chakra execution traces: a ``.et`` file, a folder holding
-    ``<name>.<rank>.et`` files, or a prefix with a ``<prefix>.0.et`` beside it."""
-    path = Path(spec)
-    if path.is_file():
-        return path.suffix == ".et"
-    if path.is_dir():
-        return any(p.suffix == ".et" for p in path.iterdir())
-    return Path(f"{spec}.0.et").is_file()
-
-
-def read_et_source(spec: str, npus: int) -> tuple[dict, dict[int, str]]:
-    """Every rank's trace of a PREFIX, FOLDER or one FILE.et (which stands for every rank),
-    and each rank's file name for messages."""
-    from topologies.chakra.ranks import et_files
-    from topologies.chakra.trace import read_et
-
-    files = et_files(spec, None if Path(spec).is_file() else npus)
-    traces: dict = {}
-    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
-        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
-    names = {r: str(p) for r, p in files.items()}
-    if len(files) == 1 and npus > 1:  # one file stands for every rank
-        traces = {r: traces[0] for r in range(npus)}
-        names = {r: names[0] for r in range(npus)}
-    return traces, names
-
-
 def _train_et(args: argparse.Namespace) -> int:
     """``themis train PREFIX|FOLDER|FILE.et NETWORK --timing astra-sim-2 --system S.json``:
     one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
     from themis.timing import timing_meaning
     from themis.training.et_run import simulate_et
-    from topologies.chakra.ranks import read_comm_groups
+    from topologies.chakra.ranks import read_comm_groups, read_et_source
 
     timing = args.timing or "astra-sim-2"
     try:
@@ -305,6 +276,7 @@ def _train_et(args: argparse.Namespace) -> int:
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``themis train WORKLOAD NETWORK [...]``."""
+    from topologies.chakra.ranks import is_et_source
     from topologies.workload import load_workload
 
     if is_et_source(args.workload):

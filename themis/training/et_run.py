@@ -219,6 +219,27 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
 
+def check_et(traces: Mapping[int, Trace], network: Network,
+             files: Mapping[int, str] | None = None,
+             groups: Mapping[str, list[int]] | None = None) -> None:
+    """Refuse, before anything runs, what :func:`simulate_et` would refuse in one line for
+    any node of ``traces`` (a rank count other than the network's NPUs, a node type or
+    collective not modelled, a bad ``involved_dim``, a ``pg_name`` without its group),
+    naming the file, node and attribute; each distinct trace is looked at once."""
+    if len(traces) != network.npus:
+        raise InputError(f"the network has {network.npus} NPUs but the trace has "
+                         f"{len(traces)} ranks", "ranks", len(traces))
+    files = files or {r: f"rank {r}" for r in traces}
+    seen: set[int] = set()
+    for r in sorted(traces):
+        t = traces[r]
+        if id(t) in seen or (t.same_as is not None and id(t.same_as) in seen):
+            continue
+        seen.add(id(t))
+        for n in t.nodes:
+            _classify(n, files[r], network.ndims, network.npus, groups or {})
+
+
 def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
               groups: Mapping[str, list[int]]) -> list[NodeRun]:
     nodes = {n.id: n for n in trace.nodes}
