@@ -177,3 +177,51 @@ def test_a_small_trace_by_hand(tmp_path) -> None:
     coll = run_system(net, system, Collective("all-reduce", 4096, 2), "alpha-beta",
                       "baseline", "fifo").makespan_ns
     assert compute == 2000 and end == 2000 + -(-coll // 1)
+
+
+def test_train_report_runs_traces_as_train_does(tmp_path, capsys) -> None:
+    """``train-report --workloads PREFIX`` beside a bundled workload: the ET rows are
+    train's (and the 2.x binary's end for baseline/fifo), the 1.0 workload's rows are
+    themis train's on the same network; a policy without a discipline takes FIFO."""
+    run = _run("N2b_tinyDATA_none_s16_trace")
+    net, system = str(SHARED / run["network"]), str(SHARED / run["system"])
+    out = tmp_path / "report"
+    assert main(["train-report", "--workloads", f"{SHARED / run['prefix']},mlp-model",
+                 "--networks", net, "--system", system, "--policies", "baseline,themis",
+                 "--out", str(out)]) == 0
+    capsys.readouterr()
+    with open(out / "results.csv", newline="") as f:
+        rows = {(r["workload"].rsplit("/", 1)[-1], r["policy"]): r for r in csv.DictReader(f)}
+    assert set(rows) == {(w, p) for w in ("tinyDATA_none", "mlp-model")
+                         for p in ("baseline/fifo", "themis/fifo")}
+    assert int(rows["tinyDATA_none", "baseline/fifo"]["end_ns"]) == run["end_ns"]
+    assert rows["tinyDATA_none", "baseline/fifo"]["timing"] == "astra-sim-2"
+    for workload, flags in (("tinyDATA_none", [str(SHARED / run["prefix"])]),
+                            ("mlp-model", ["mlp-model", "--timing", "astra-sim-1.0"])):
+        for policy in ("baseline", "themis"):
+            assert main(["train", *flags, net, "--system", system, "--policy", policy,
+                         "--intra", "fifo", "--json"]) == 0
+            end = json.loads(capsys.readouterr()[0])["end_ns"]
+            assert float(rows[workload, f"{policy}/fifo"]["end_ns"]) == pytest.approx(end,
+                                                                                      abs=0.5)
+    assert "Made by `themis train-report --out" in (out / "README.md").read_text()
+
+
+@pytest.mark.parametrize(("extra", "says"), [
+    ([], "--system: Chakra traces need"),
+    (["--system", "S", "--policies", "online-mix/feed"], "--policies = 'online-mix/feed'"),
+    (["--system", "S", "--comm-group", "nope.json"], "--comm-group = 'nope.json': no such"),
+])
+def test_train_report_refuses_what_train_refuses(tmp_path, capsys, extra, says) -> None:
+    run = _run("N2b_tinyDATA_none_s16_trace")
+    extra = [str(SHARED / run["system"]) if v == "S" else v for v in extra]
+    code = main(["train-report", "--workloads", str(SHARED / run["prefix"]), "--networks",
+                 str(SHARED / run["network"]), *extra, "--out", str(tmp_path / "r")])
+    err = capsys.readouterr()[1]
+    assert code == 2 and err.count("\n") == 1 and says in err, err
+    assert not (tmp_path / "r").exists()
+
+
+def test_train_report_comm_group_needs_traces(capsys) -> None:
+    assert main(["train-report", "--workloads", "vgg16", "--comm-group", "g.json"]) == 2
+    assert "only Chakra traces" in capsys.readouterr()[1]
