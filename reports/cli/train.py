@@ -14,6 +14,7 @@ import dataclasses
 import sys
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import IO, Any
 
 from reports.cli.common import (
@@ -228,8 +229,7 @@ def _train_et(args: argparse.Namespace) -> int:
     except InputError as err:
         raise InputError(err.reason, "--timing", timing) from None
     for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
-                        ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
-                        ("--gantt", args.gantt)):
+                        ("--compute-scale", args.compute_scale), ("--gantt", args.gantt)):
         if value is not None:
             raise InputError("not taken with Chakra traces yet (a trace holds its passes, "
                              "sizes and compute times)", flag, value)
@@ -240,6 +240,7 @@ def _train_et(args: argparse.Namespace) -> int:
         raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
                          "preferred-dataset-splits, algorithms, collective-optimization)",
                          "--system", None)
+    check_output(args.timeline, "--timeline", figure=True)
     network = load_network(args.network)
     system = load_system(args.system)
     if args.chunks is not None:
@@ -254,6 +255,12 @@ def _train_et(args: argparse.Namespace) -> int:
     intra = args.intra or system.intra or "fifo"
     result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
+    if args.timeline:
+        from reports.training_plots import plot_et_timeline
+
+        plot_et_timeline(result, path=args.timeline,
+                         title=f"{Path(args.workload).name} on {args.network}: {policy} / "
+                               f"{intra}, {timing}, {result.end_ns / 1e3:,.1f} us")
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",
                     "timing": timing, "policy": policy, "intra": intra, "npus": network.npus,
@@ -271,6 +278,14 @@ def _train_et(args: argparse.Namespace) -> int:
         ["end / bound", f"{result.end_ns / result.lower_bound_ns:.4f}"
          if result.lower_bound_ns else "-"],
     ]))
+    if len(result.classes) > 1:  # ranks that differ: each class's end
+        from reports.training_plots import ranks_label
+
+        print()
+        print(format_table(["ranks", "nodes", "end (ns)"], [
+            [ranks_label(ranks), len(nodes), f"{max((n.end_ns for n in nodes), default=0):,}"]
+            for ranks, nodes in result.classes]))
+    print("(every node's issue and end: --json; both slots over time: --timeline FILE)")
     return 0
 
 

@@ -78,7 +78,7 @@ class ETResult:
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
             "lower_bound_ns": self.lower_bound_ns,
             "rank_classes": [
-                {"ranks": ranks,
+                {"ranks": ranks, "end_ns": max((n.end_ns for n in nodes), default=0),
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
                             "end_ns": n.end_ns,
                             **({"collective": n.collective, "size_bytes": n.size_bytes}

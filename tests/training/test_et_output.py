@@ -1,0 +1,72 @@
+"""What ``themis train`` shows of a Chakra-trace run: every node's issue and end per class of
+identical ranks (``--json``), each class's end, and ``--timeline`` (both slots of each
+class over time), on a trace whose ranks differ, derived by hand."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from reports.cli import main
+from topologies.chakra.et import Attribute, GlobalMetadata, Node
+from topologies.chakra.trace import Trace, write_et
+
+NET = "topology: [ Ring ]\nnpus_count: [ 4 ]\nbandwidth: [ 50.0 ]\nlatency: [ 500.0 ]\n"
+SYSTEM = {"scheduling-policy": "LIFO", "endpoint-delay": 10, "active-chunks-per-dimension": 1,
+          "preferred-dataset-splits": 1, "all-reduce-implementation": ["ring"],
+          "all-gather-implementation": ["ring"], "reduce-scatter-implementation": ["ring"],
+          "all-to-all-implementation": ["ring"], "collective-optimization": "localBWAware"}
+
+
+def _trace(compute_us: int) -> Trace:
+    ar = Node(1, "ar", 7, data_deps=[0], attrs=[Attribute("comm_type", "int64", 0),
+                                                Attribute("comm_size", "int64", 1 << 20)])
+    return Trace(GlobalMetadata(), [Node(0, "fwd", 4, duration_micros=compute_us), ar])
+
+
+def _inputs(tmp_path: Path) -> tuple[str, str, str]:
+    """Rank 0 computes 5 us, ranks 1-3 2 us, each then one 1 MiB all-reduce."""
+    for rank in range(4):
+        write_et(_trace(5 if rank == 0 else 2), tmp_path / f"t.{rank}.et")
+    (tmp_path / "net.yml").write_text(NET)
+    (tmp_path / "sys.json").write_text(json.dumps(SYSTEM))
+    return str(tmp_path / "t"), str(tmp_path / "net.yml"), str(tmp_path / "sys.json")
+
+
+def test_ranks_that_differ_each_have_their_nodes_and_end(tmp_path, capsys) -> None:
+    """With T the all-reduce alone (``simulate --timing astra-sim-2``): rank 0's all-reduce
+    issues at 5,000 ns and ends at 5,000 + T, ranks 1-3's at 2,000 and 2,000 + T; the run
+    ends at the larger; the timeline is drawn."""
+    prefix, net, system = _inputs(tmp_path)
+    assert main(["simulate", net, "--system", system, "--timing", "astra-sim-2", "--size",
+                 "1MiB", "--chunks", "1", "--json"]) == 0
+    t = json.loads(capsys.readouterr()[0])["makespan_ns"]
+    assert t == int(t) and t > 0
+    png = tmp_path / "tl.png"
+    assert main(["train", prefix, net, "--system", system, "--json", "--timeline",
+                 str(png)]) == 0
+    data = json.loads(capsys.readouterr()[0])
+    classes = {tuple(c["ranks"]): c for c in data["rank_classes"]}
+    assert set(classes) == {(0,), (1, 2, 3)}
+    for ranks, compute in (((0,), 5000), ((1, 2, 3), 2000)):
+        nodes = {n["name"]: n for n in classes[ranks]["nodes"]}
+        assert (nodes["fwd"]["issue_ns"], nodes["fwd"]["end_ns"]) == (0, compute)
+        assert (nodes["ar"]["issue_ns"], nodes["ar"]["end_ns"]) == (compute, compute + t)
+        assert nodes["ar"]["kind"] == "collective" and nodes["ar"]["size_bytes"] == 1 << 20
+        assert classes[ranks]["end_ns"] == compute + t
+    assert data["end_ns"] == 5000 + t and data["exposed_comm_ns"] == t
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["train", prefix, net, "--system", system]) == 0
+    out = capsys.readouterr()[0]
+    assert "ranks 1-3" in out and f"{2000 + int(t):,}" in out
+
+
+@pytest.mark.parametrize("bad", ["tl.txt", "missing/tl.png"])
+def test_a_bad_timeline_path_is_one_line_before_anything_runs(tmp_path, capsys, bad) -> None:
+    prefix, net, system = _inputs(tmp_path)
+    assert main(["train", prefix, net, "--system", system, "--timeline",
+                 str(tmp_path / bad)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and "--timeline" in err
