@@ -360,7 +360,7 @@ def _check_et(wl: ETWorkload, network: Any, cfg: ETConfig, methods: list[Trainin
     from topologies.chakra.types import CommType, NodeType
 
     try:
-        check_et(wl.traces, network, wl.files, wl.groups)
+        check_et(wl.traces, network, wl.files, wl.groups, cfg.timing)
     except InputError as err:
         if err.file:
             raise
