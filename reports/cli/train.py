@@ -233,9 +233,10 @@ def _train_et(args: argparse.Namespace) -> int:
         if value is not None:
             raise InputError("not taken with Chakra traces yet (a trace holds its passes, "
                              "sizes and compute times)", flag, value)
-    for flag, on in (("--compare", args.compare), ("--solve", args.solve)):
-        if on:
-            raise InputError("not taken with Chakra traces yet", flag, True)
+    if args.solve:
+        raise InputError("not taken with Chakra traces yet (the exact iteration model and "
+                         "the window bound replay 1.0 workload loops; an ET run gives its "
+                         "slot bound, lower_bound_ns)", "--solve", True)
     if not args.system:
         raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
                          "preferred-dataset-splits, algorithms, collective-optimization)",
@@ -255,6 +256,13 @@ def _train_et(args: argparse.Namespace) -> int:
     intra = args.intra or system.intra or "fifo"
     result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
+    baseline = None
+    if args.compare:  # 2.x's own baseline / FIFO on the same traces and timing
+        baseline = simulate_et(traces, network, system, names, groups, BASELINE["policy"],
+                               BASELINE["intra"], timing)
+    compared = {} if baseline is None else {
+        "baseline_end_ns": baseline.end_ns,
+        "speedup_over_baseline": baseline.end_ns / result.end_ns if result.end_ns else None}
     if args.timeline:
         from reports.training_plots import plot_et_timeline
 
@@ -264,7 +272,8 @@ def _train_et(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",
                     "timing": timing, "policy": policy, "intra": intra, "npus": network.npus,
-                    "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict()})
+                    "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict(),
+                    **compared})
         return 0
     nodes = sum(len(n) for _, n in result.classes)
     print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} distinct graphs, "
@@ -277,6 +286,10 @@ def _train_et(args: argparse.Namespace) -> int:
         ["slot bound (ns)", f"{result.lower_bound_ns:,}"],
         ["end / bound", f"{result.end_ns / result.lower_bound_ns:.4f}"
          if result.lower_bound_ns else "-"],
+        *([] if baseline is None else [
+            ["baseline / fifo end (ns)", f"{baseline.end_ns:,}"],
+            ["speed-up over baseline", f"{baseline.end_ns / result.end_ns:.4f}x"
+             if result.end_ns else "-"]]),
     ]))
     if len(result.classes) > 1:  # ranks that differ: each class's end
         from reports.training_plots import ranks_label
