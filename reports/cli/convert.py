@@ -97,7 +97,7 @@ def _faithful(args: argparse.Namespace, text: str, path: Path, prefix: Path) -> 
     import json
 
     from reports.cli.common import load_network
-    from topologies.chakra.convert import convert_faithful
+    from topologies.chakra.faithful import convert_faithful
     from topologies.chakra.trace import et_bytes
     from topologies.files import atomic_write
 

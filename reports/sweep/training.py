@@ -34,8 +34,8 @@ unless ``timing`` names others (any registered timing: each collective timed alo
 under it), one pass (a trace holds its passes), a collective policy per method (the
 training-level planners run 1.0 workloads only; by default the report's
 baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and has no bound task (the
-slot bound depends on the policy's collective times). Whatever ``train`` refuses is
-refused when the spec is read, in one line.
+slot bound depends on the policy's collective times). What ``train`` refuses of the
+traces' files and nodes is refused when the spec is read, in one line.
 
 A task's key is ``<case key>:<method>`` (``bound`` for the bound task), the case
 key a hash of the workload's layers, the network and the run's configuration,
@@ -55,6 +55,18 @@ from typing import Any
 
 from reports.records import Kind, Status
 from reports.sweep.fields import check_keys, items, resolve_entry, resolve_network
+from reports.sweep.training_et import (
+    DEFAULT_ET_TIMING,
+    ETConfig,
+    ETWorkload,
+    check_et_case,
+    comm_group,
+    et_config_dict,
+    et_policies,
+    et_source,
+    read_et,
+    run_et,
+)
 from reports.training_policies import TrainingPolicy, check_policies, parse_policies
 from topologies.errors import InputError
 
@@ -65,45 +77,6 @@ TRAINING_KEYS: tuple[str, ...] = ("workloads", "networks", "systems", "timing", 
 DEFAULT_TRAINING_TIMING = "astra-sim-1.0"
 #: The method name of a bound task.
 BOUND = "bound"
-#: The timing of a Chakra-trace case in a table without ``timing`` (as ``themis train``).
-DEFAULT_ET_TIMING = "astra-sim-2"
-#: The ``parallelism`` column of a Chakra-trace case.
-ET_PARALLELISM = "chakra-et"
-
-
-@dataclass(frozen=True, eq=False)
-class ETWorkload:
-    """Chakra execution traces a ``[[training]]`` table names, read for one network."""
-
-    name: str                     # the prefix's (or file's) stem
-    source: str                   # the path read
-    traces: dict[int, Any]        # rank -> topologies.chakra.trace.Trace
-    files: dict[int, str]         # rank -> its file, for messages
-    groups: dict[str, list[int]]  # the comm-group file's groups ({} without one)
-    digest: str                   # sha256 of every rank file's bytes and the groups
-    parallelism: str = ET_PARALLELISM
-
-
-@dataclass(frozen=True)
-class ETConfig:
-    """How a Chakra-trace case runs (the counterpart of a 1.0 workload's
-    :class:`~themis.training.TrainingConfig`; ``policy`` and ``intra`` are the task's)."""
-
-    timing: str
-    chunks: int
-    system: Any  # topologies.system.SystemConfig, its chunks the run's
-    policy: str = "baseline"
-    intra: str = "fifo"
-    passes: int = 1
-
-
-def _et_config_dict(cfg: ETConfig) -> dict[str, Any]:
-    system = {k: v for k, v in asdict(cfg.system).items()
-              if k not in ("source", "unknown_keys", "defaulted", "file_format")}
-    return {"timing": cfg.timing, "chunks": cfg.chunks, "passes": cfg.passes,
-            "system": system}
-
-
 @dataclass(frozen=True)
 class TrainingCase:
     """A workload on a network under one configuration (every name as the spec gives it)."""
@@ -118,7 +91,7 @@ class TrainingCase:
     def config_dict(self) -> dict[str, Any]:
         """The run's configuration without policy and discipline (the tasks' own)."""
         if isinstance(self.config, ETConfig):
-            return _et_config_dict(self.config)
+            return et_config_dict(self.config)
         out = asdict(self.config)
         del out["policy"], out["intra"]
         return out
@@ -212,7 +185,7 @@ def run_training_task(task: TrainingTask) -> dict[str, Any]:
     values: dict[str, Any]
     try:
         if isinstance(c.workload, ETWorkload):
-            values = _run_et(task)
+            values = run_et(task)
         elif task.method is None:
             values = {"status": str(Status.BOUND),
                       "lower_bound_ns": iteration_lower_bound(c.workload, c.network,
@@ -228,21 +201,6 @@ def run_training_task(task: TrainingTask) -> dict[str, Any]:
         values = {"status": str(Status.ERROR), "error": f"{type(err).__name__}: {err}"[:4000]}
     values["runtime_s"] = time.perf_counter() - t0
     return task.row(values)
-
-
-def _run_et(task: TrainingTask) -> dict[str, Any]:
-    """A Chakra-trace case's policy task: :func:`~themis.training.et_run.simulate_et`."""
-    from themis.training.et_run import simulate_et
-
-    c, cfg = task.case, task.config()
-    wl = c.workload
-    res = simulate_et(wl.traces, c.network, cfg.system, wl.files, wl.groups, cfg.policy,
-                      cfg.intra, cfg.timing)
-    first = next(nodes for ranks, nodes in res.classes if 0 in ranks)
-    return {"status": str(Status.SIMULATED), "end_ns": float(res.end_ns),
-            "compute_ns": float(res.compute_ns),
-            "exposed_comm_ns": float(res.exposed_comm_ns),
-            "collective_bytes": sum(n.size_bytes for n in first if n.kind == "collective")}
 
 
 def training_error_row(task: TrainingTask, err: BaseException) -> dict[str, Any]:
@@ -287,101 +245,6 @@ def _timings(table: dict[str, Any], g: str, file: str, training: bool
     return out
 
 
-def _et_source(name: object, folder: Path) -> Path | None:
-    """The Chakra traces ``name`` names (relative to the spec first), else ``None``."""
-    from reports.sweep.fields import _relative
-    from topologies.chakra.ranks import is_et_source
-
-    if not isinstance(name, str) or not name.strip():
-        return None
-    for candidate in (_relative(name, folder), Path(name)):
-        if is_et_source(candidate):
-            return candidate
-    return None
-
-
-def _read_et(source: Path, network: Any, groups_file: Path | None,
-             cache: dict[tuple[str, int], ETWorkload]) -> ETWorkload:
-    """The traces of ``source`` for ``network`` (read and checked once per NPU count)."""
-    import re
-
-    from topologies.chakra.ranks import et_files, read_comm_groups, read_et_source
-
-    key = (str(source), network.npus)
-    if key in cache:
-        return cache[key]
-    traces, files = read_et_source(source, network.npus)
-    groups = ({str(k): v for k, v in read_comm_groups(groups_file, network.npus).items()}
-              if groups_file is not None else {})
-    digest = hashlib.sha256()
-    for rank, path in sorted(et_files(source, None if source.is_file() else
-                                      network.npus).items()):
-        digest.update(f"{rank}:".encode())
-        digest.update(Path(path).read_bytes())
-    if source.is_file():
-        digest.update(f"every rank of {network.npus}".encode())
-    digest.update(json.dumps(groups, sort_keys=True).encode())
-    stem = Path(files[0]).name
-    name = re.sub(r"(\.\d+)?\.et$", "", stem)
-    wl = ETWorkload(name, str(source), traces, files, groups, digest.hexdigest())
-    cache[key] = wl
-    return wl
-
-
-def _et_policies(methods: list[TrainingPolicy], fields: list[str], given: bool, g: str,
-                 file: str) -> list[TrainingPolicy]:
-    """The methods a Chakra-trace case runs: collective policies only (a training-level
-    planner is refused when the table names it, left out of the default list)."""
-    from reports.methods import is_route
-    from themis.training.routing import training_key
-
-    out = []
-    for m, f in zip(methods, fields, strict=True):
-        if is_route(m.policy) or training_key(m.policy) is None:
-            out.append(m)
-        elif given:
-            raise InputError("a training-level planner runs ASTRA-sim 1.0 workloads only; "
-                             "Chakra traces take a collective policy (baseline, themis, "
-                             "portfolio, ... or a route)", f, m.given, file)
-    if not out:
-        raise InputError("names no collective policy for the Chakra traces", f"{g}.policies",
-                         [m.given for m in methods], file)
-    return out
-
-
-def _check_et(wl: ETWorkload, network: Any, cfg: ETConfig, methods: list[TrainingPolicy],
-              fields: list[str], wkey: str, file: str, checked: set[tuple]) -> None:
-    """What ``themis train`` would refuse on these traces, refused now: every node checked
-    (:func:`~themis.training.et_run.check_et`), and every method run once on a probe (one
-    all-reduce of the network under the case's system and timing)."""
-    from themis.training.et_run import check_et, simulate_et
-    from topologies.chakra.et import Attribute, GlobalMetadata, Node
-    from topologies.chakra.trace import Trace
-    from topologies.chakra.types import CommType, NodeType
-
-    try:
-        check_et(wl.traces, network, wl.files, wl.groups, cfg.timing)
-    except InputError as err:
-        if err.file:
-            raise
-        raise InputError(f"{err.reason} ({err.field} = {err.value!r}; network "
-                         f"{network.shape()})", wkey, wl.source, file) from None
-    probe = Trace(GlobalMetadata(), [Node(0, "probe", int(NodeType.COMM_COLL_NODE), attrs=[
-        Attribute("comm_type", "int64", int(CommType.ALL_REDUCE)),
-        Attribute("comm_size", "int64", cfg.chunks * network.npus * 64)])])
-    for m, f in zip(methods, fields, strict=True):
-        key = (network.shape(), repr(network), cfg.timing, repr(cfg.system), m.label)
-        if key in checked:
-            continue
-        checked.add(key)
-        try:
-            simulate_et({r: probe for r in range(network.npus)}, network, cfg.system,
-                        None, None, m.policy, m.intra, cfg.timing)
-        except InputError as err:
-            raise InputError(f"{err.reason.split(': ', 1)[-1]} (network {network.shape()}, "
-                             f"Chakra traces)", f, m.given, file) from None
-
-
 def _system(name: str, folder: Path, key: str, file: str) -> Any:
     from topologies.presets import resolve_system
 
@@ -391,25 +254,6 @@ def _system(name: str, folder: Path, key: str, file: str) -> Any:
 
 def _or_none(values: list[str] | None) -> list[str | None]:
     return list(values) if values else [None]
-
-
-def _comm_group(table: dict[str, Any], g: str, folder: Path, file: str, has_et: bool
-                ) -> Path | None:
-    """The table's ``comm_group`` file (relative to the spec), if it names one."""
-    from reports.sweep.fields import _relative
-
-    if "comm_group" not in table:
-        return None
-    name = table["comm_group"]
-    key = f"{g}.comm_group"
-    if not isinstance(name, str) or not name.strip():
-        raise InputError("must be a file path", key, name, file)
-    if not has_et:
-        raise InputError("only Chakra traces take communicator groups", key, name, file)
-    for candidate in (_relative(name, folder), Path(name)):
-        if candidate.is_file():
-            return candidate
-    raise InputError("no such file", key, name, file)
 
 
 def _fields(methods: list[TrainingPolicy], values: list[Any], where: str) -> list[str]:
@@ -442,7 +286,7 @@ def parse_training(tables: object, folder: Path, file: str
         g = f"training[{ti}]"
         check_keys(table, TRAINING_KEYS, g, file)
         loaded: list[list[tuple[str, str, Any]]] = []
-        for key_name, resolve in (("workloads", lambda n, k: _et_source(n, folder) or
+        for key_name, resolve in (("workloads", lambda n, k: et_source(n, folder) or
                                    resolve_entry(n, folder, k, file, load_workload,
                                                  "WORKLOAD")),
                 ("networks", lambda n, k: resolve_network(n, folder, k, file)),
@@ -464,7 +308,7 @@ def parse_training(tables: object, folder: Path, file: str
         bound = table.get("bound", True)
         if not isinstance(bound, bool):
             raise InputError("must be true or false", f"{g}.bound", bound, file)
-        groups_file = _comm_group(table, g, folder, file, has_et)
+        groups_file = comm_group(table, g, folder, file, has_et)
         if has_et and not systems:
             raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
                              "preferred-dataset-splits, algorithms, collective-optimization)",
@@ -480,7 +324,7 @@ def parse_training(tables: object, folder: Path, file: str
         methods = parse_policies(values, list(dict.fromkeys(intras)), f"{g}.policies", file)
         fields = _fields(methods, values, f"{g}.policies")
         if has_et:
-            et_methods = _et_policies(methods, fields, "policies" in table, g, file)
+            et_methods = et_policies(methods, fields, "policies" in table, g, file)
             et_fields = [f for m, f in zip(methods, fields, strict=True) if m in et_methods]
         combos = itertools.product(systems or [("", g, SystemConfig())], networks,
                                    _or_none(timings), passes, chunks, workloads)
@@ -488,11 +332,11 @@ def parse_training(tables: object, folder: Path, file: str
                 in combos:
             case_methods: list[TrainingPolicy | None]
             if isinstance(wl, Path):  # Chakra traces
-                ets = _read_et(wl, network, groups_file, et_cache)
+                ets = read_et(wl, network, groups_file, et_cache)
                 run_system = system if c is None else replace(system, chunks=c)
                 ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks or 1,
                                 run_system)
-                _check_et(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
+                check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
                 case = TrainingCase(ets, wname, network, nname, sname, ecfg)
                 case_methods = list(et_methods)
             else:
@@ -545,6 +389,6 @@ def _check(network: Any, cfg: Any, methods: list[TrainingPolicy], fields: list[s
     check_policies(network, cfg, [m for m, _ in routes], [f for _, f in routes], file, group)
 
 
-__all__ = ["BOUND", "DEFAULT_ET_TIMING", "DEFAULT_TRAINING_TIMING", "ETConfig", "ETWorkload",
-           "TRAINING_KEYS", "TrainingCase", "TrainingTask", "parse_training",
+__all__ = ["BOUND", "DEFAULT_TRAINING_TIMING", "TRAINING_KEYS", "TrainingCase", "TrainingTask",
+           "parse_training",
            "run_training_task", "training_error_row"]

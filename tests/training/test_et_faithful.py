@@ -14,7 +14,7 @@ import pytest
 from reports.cli import main
 from themis.training.config import Phase
 from themis.training.dims import dimension_mask as dims_mask
-from topologies.chakra.convert import convert_faithful, dimension_mask, group_members
+from topologies.chakra.faithful import convert_faithful, dimension_mask, group_members
 from topologies.chakra.ranks import read_comm_groups, read_ets
 from topologies.workload import parse_workload
 

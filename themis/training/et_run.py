@@ -170,7 +170,7 @@ class _Collectives:
 def _group_dims(members: list[int], sizes: tuple[int, ...]) -> tuple[bool, ...] | None:
     """The dimensions a communicator group spans when it is every NPU that shares one
     NPU's coordinates outside them (a sub-grid of the network), else ``None``."""
-    from topologies.chakra.convert import group_members
+    from topologies.chakra.faithful import group_members
 
     coords = []
     for m in members:
