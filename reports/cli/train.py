@@ -216,6 +216,10 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
+#: Rank classes the text output of a Chakra-trace run lists at most (the slowest).
+MAX_CLASS_ROWS = 20
+
+
 def _train_et(args: argparse.Namespace) -> int:
     """``themis train PREFIX|FOLDER|FILE.et NETWORK --timing astra-sim-2 --system S.json``:
     one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
@@ -295,9 +299,14 @@ def _train_et(args: argparse.Namespace) -> int:
         from reports.training_plots import ranks_label
 
         print()
+        ends = [(ranks, nodes, max((n.end_ns for n in nodes), default=0))
+                for ranks, nodes in result.classes]
+        if len(ends) > MAX_CLASS_ROWS:
+            print(f"the {MAX_CLASS_ROWS} slowest of {len(ends)} rank classes (every one: "
+                  "--json)")
+            ends = sorted(ends, key=lambda e: -e[2])[:MAX_CLASS_ROWS]
         print(format_table(["ranks", "nodes", "end (ns)"], [
-            [ranks_label(ranks), len(nodes), f"{max((n.end_ns for n in nodes), default=0):,}"]
-            for ranks, nodes in result.classes]))
+            [ranks_label(ranks), len(nodes), f"{end:,}"] for ranks, nodes, end in ends]))
     print("(every node's issue and end: --json; both slots over time: --timeline FILE)")
     return 0
 

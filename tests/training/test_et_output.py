@@ -87,3 +87,22 @@ def test_compare_runs_2x_own_baseline_beside_the_policy(tmp_path, capsys) -> Non
     assert main(["train", prefix, net, "--system", system, "--solve"]) == 2
     err = capsys.readouterr()[1]
     assert err.count("\n") == 1 and "--solve" in err and "slot bound" in err
+
+
+def test_timeline_draws_the_slowest_classes_with_one_colour_per_collective_position() -> None:
+    """Of 10 rank classes the 8 slowest are drawn (2 rows each); the k-th collective of
+    every class has one colour though chakra offsets each rank's ids."""
+    from reports.training_plots import MAX_ET_CLASSES, plot_et_timeline
+    from themis.training.et_run import ETResult, NodeRun
+
+    classes = [([r], [NodeRun(100 * r, "c", "compute", 0, 1000),
+                      NodeRun(100 * r + 1, "ar", "collective", 1000, 2000 + r, "all-reduce",
+                              8)]) for r in range(10)]
+    ax = plot_et_timeline(ETResult(2009, 1000, 1009, 10, classes))
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert len(labels) == 2 * MAX_ET_CLASSES == 16
+    assert "rank 0: comm" not in labels and "rank 1: comm" not in labels  # the 2 fastest
+    assert "rank 9: comm" in labels and "8 slowest of 10" in ax.get_xlabel()
+    colours = {tuple(c.get_facecolor()[0]) for c in ax.collections
+               if len(c.get_facecolor()) and c.get_facecolor()[0][0] != c.get_facecolor()[0][1]}
+    assert len(colours) <= 2  # the exposed shading and the one collective position
