@@ -81,13 +81,13 @@ TRAINING_COLUMNS: tuple[tuple[str, str], ...] = (
     ("case_key", "TEXT NOT NULL"),  # hash of the workload, network and configuration
     ("workload", "TEXT"),           # as written in the spec (path or bundled name)
     ("workload_label", "TEXT"),     # the bundled name or the file's stem
-    ("parallelism", "TEXT"),        # the workload file's keyword
+    ("parallelism", "TEXT"),        # the workload file's keyword, chakra-et for ETs
     ("network", "TEXT"),            # as written in the spec (path or preset name)
     ("network_label", "TEXT"),
     ("shape", "TEXT"),
     ("npus", "INTEGER"),
     ("system", "TEXT"),             # the system file as written in the spec ("": none)
-    ("timing", "TEXT"),             # astra-sim-1.0 | alpha-beta
+    ("timing", "TEXT"),             # astra-sim-1.0 | alpha-beta (ETs: any timing)
     ("passes", "INTEGER"),
     ("chunks", "INTEGER"),          # chunks per collective of the run
     ("config", "TEXT"),             # JSON: the TrainingConfig without policy and intra

@@ -92,7 +92,6 @@ def _ordered(rows: list[dict[str, Any]], meta: dict[str, str]) -> tuple[list[dic
 def read_study(db_path: str | os.PathLike) -> Study:
     """The training tasks of the database ``db_path`` (opened read-only)."""
     from reports import db
-    from reports.training import FAMILIES
 
     conn = db.connect(db_path, create=False, field="--db")
     try:
@@ -103,6 +102,15 @@ def read_study(db_path: str | os.PathLike) -> Study:
     if not stored:
         raise InputError("holds no training task (a spec's [[training]] tables make them: "
                          "themis sweep SPEC.toml --db DB)", "--db", str(db_path))
+    return study_of(stored, meta)
+
+
+def study_of(stored: list[dict[str, Any]], meta: dict[str, str]) -> Study:
+    """The study of training rows (as the database stores them, or as
+    :func:`~reports.sweep.training.run_training_task` returns them) and the sweep's meta
+    (``training_order``: the tasks' order)."""
+    from reports.training import FAMILIES
+
     rows, earlier = _ordered(stored, meta)
     family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
     groups: dict[Setting, dict[tuple[str, str], dict[str, dict]]] = {}
@@ -143,7 +151,6 @@ def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
                     command: str | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of the database's training
     tasks to ``out_dir`` (checked and locked first); returns the files written."""
-    from reports.training import report_folder, write_speedups
 
     t0 = time.perf_counter()
     study = read_study(db_path)
@@ -152,6 +159,16 @@ def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
                          "the sweep)", "--db", str(db_path))
     command = command or shlex.join(["themis", "train-report", "--db", str(db_path),
                                      "--out", str(out_dir)])
+    return write_study(study, out_dir, command, t0)
+
+
+def write_study(study: Study, out_dir: str | os.PathLike, command: str,
+                t0: float | None = None) -> list[Path]:
+    """Write README.md, results.csv and the speed-up plots of ``study`` to ``out_dir``
+    (``t0``: when the work began, for the wall time the README quotes)."""
+    from reports.training import report_folder, write_speedups
+
+    t0 = time.perf_counter() if t0 is None else t0
     with report_folder(Path(out_dir), "--out") as out:
         written = []
         plots = []
@@ -173,13 +190,18 @@ def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
     if meta.get("description"):
         lines += [meta["description"], ""]
     sweep = meta.get("command", "themis sweep SPEC.toml --db DB")
-    lines += [f"Made by `{command}` ({wall_s:.1f} s) from the training tasks of the sweep "
-              f"`{sweep}`: {study.tasks} tasks, {study.finished} finished, {study.failed} "
-              f"failed. Every value is simulated, so a rerun of both commands writes the "
-              "same numbers. Speed-up = the first policy's end / a policy's end; the bound "
+    made = (f"Made by `{command}` ({wall_s:.1f} s): {study.tasks} tasks, {study.finished} "
+            f"finished, {study.failed} failed. Every value is simulated, so a rerun writes "
+            "the same numbers." if meta.get("direct") else
+            f"Made by `{command}` ({wall_s:.1f} s) from the training tasks of the sweep "
+            f"`{sweep}`: {study.tasks} tasks, {study.finished} finished, {study.failed} "
+            "failed. Every value is simulated, so a rerun of both commands writes the "
+            "same numbers.")
+    lines += [made + " Speed-up = the first policy's end / a policy's end; the bound "
               "is the iteration lower bound of `themis.training.bound` (the window LP, "
               "valid for every policy and discipline; its own task per case, `-` without "
-              "one); the bound's speed-up = the first policy's end / bound. Raw numbers: "
+              "one, as for Chakra traces, whose slot bound depends on the policy); the "
+              "bound's speed-up = the first policy's end / bound. Raw numbers: "
               "`results.csv`.", ""]
     if study.incomplete:
         lines += [f"Not in the tables ({len(study.incomplete)} cases with a method not "

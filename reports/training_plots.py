@@ -120,6 +120,81 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
     return ax
 
 
+#: Rank classes an ET timeline draws at most (the slowest).
+MAX_ET_CLASSES = 8
+
+
+def ranks_label(ranks: Sequence[int]) -> str:
+    """``ranks 0-3, 8`` for a class of ranks (consecutive runs shortened)."""
+    parts: list[str] = []
+    run: list[int] = []
+    for r in sorted(ranks):
+        if run and r == run[-1] + 1:
+            run.append(r)
+            continue
+        if run:
+            parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [r]
+    if run:
+        parts.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    text = ", ".join(parts)
+    return f"rank{'s' if len(ranks) > 1 else ''} {text if len(text) <= 24 else text[:21] + '...'}"
+
+
+def plot_et_timeline(result: Any, ax: Axes | None = None,
+                     path: str | os.PathLike | None = None,
+                     title: str | None = None) -> Axes:
+    """A Chakra-trace iteration (:class:`themis.training.et_run.ETResult`) over time: per
+    class of identical ranks (top first) its compute slot (grey; red where no compute
+    runs until the iteration's end: exposed communication) and its communication slot
+    (one colour per collective node, the k-th in id order alike in every class)."""
+    from matplotlib import colormaps
+
+    classes = list(result.classes)
+    shown = len(classes)
+    if shown > MAX_ET_CLASSES:  # the slowest classes, in their own order
+        slow = sorted(range(shown), key=lambda c: -max((n.end_ns for n in classes[c][1]),
+                                                       default=0))[:MAX_ET_CLASSES]
+        classes = [classes[c] for c in sorted(slow)]
+    rows = 2 * len(classes)
+    if ax is None:
+        _, (ax,) = new_figure(11.0, 1.2 + 0.55 * rows)
+    end = float(result.end_ns)
+    scale, unit = _time_unit(end)
+    cmap = colormaps[COLLECTIVE_COLORMAP]
+    labels: list[str] = []
+    for c, (ranks, nodes) in enumerate(classes):
+        comp_y, comm_y = rows - 1 - 2 * c, rows - 2 - 2 * c
+        compute = [(float(n.issue_ns), float(n.end_ns)) for n in nodes if n.kind == "compute"]
+        gaps = exposed_intervals(compute, end)
+        ax.broken_barh([(a / scale, (b - a) / scale) for a, b in gaps], (comp_y - 0.4, 0.8),
+                       facecolors=_EXPOSED_COLOR, alpha=0.25, linewidth=0)
+        ax.broken_barh([(a / scale, (b - a) / scale) for a, b in compute],
+                       (comp_y - 0.35, 0.7), facecolors=_COMPUTE_COLOR, linewidth=0)
+        # the k-th collective in id order has one colour in every class (ranks' ids are
+        # offset by chakra's converter)
+        colls = sorted((n for n in nodes if n.kind == "collective"), key=lambda n: n.id)
+        for k, n in enumerate(colls):
+            if n.end_ns > n.issue_ns:
+                ax.broken_barh([(n.issue_ns / scale, (n.end_ns - n.issue_ns) / scale)],
+                               (comm_y - 0.35, 0.7), facecolors=cmap(k % cmap.N),
+                               edgecolors="white", linewidth=0.2)
+        who = ranks_label(ranks)
+        labels = [f"{who}: comm", f"{who}: compute"] + labels
+    ax.set_yticks(range(rows), labels)
+    ax.set_ylim(-0.6, rows - 0.4)
+    ax.set_xlim(0, max(end, 1.0) / scale)
+    more = f"; the {len(classes)} slowest of {shown} rank classes" if shown > len(classes) \
+        else ""
+    ax.set_xlabel(f"time ({unit}); red: no compute running (exposed communication); "
+                  f"colours: one per collective node{more}")
+    if title:
+        ax.set_title(title)
+    if path is not None:
+        save_figure(cast("Figure", ax.figure), path)
+    return ax
+
+
 def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None = None,
                   path: str | os.PathLike | None = None, title: str | None = None,
                   ylabel: str = "speed-up over baseline", legend: bool = True) -> Axes:

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports.cli.common import int_arg
+from reports.cli.common import float_arg, int_arg
 from topologies.errors import InputError
 
 
@@ -26,6 +26,22 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--schema", default="1.0.0", choices=("0.0.4", "1.0.0"),
                    help="the chakra version whose schema string is written (0.0.4: what "
                         "ASTRA-sim 2.x's reference runs used; default 1.0.0)")
+    p.add_argument("--faithful", action="store_true",
+                   help="write what ASTRA-sim 1.0 runs instead of what chakra writes: compute "
+                        "in microseconds (cycles / --clock-GHz / 1000, whole us), "
+                        "involved_dim and pg_name from the workload's parallelism over "
+                        "--network's dimensions, NONE collectives left out, and "
+                        "PREFIX.comm_groups.json (needs --network)")
+    p.add_argument("--network", metavar="NETWORK", default=None,
+                   help="--faithful: the network whose dimensions the collectives span "
+                        "(its NPUs are --npus)")
+    p.add_argument("--clock-GHz", type=float_arg("--clock-GHz"), default=None, metavar="F",
+                   help="--faithful: the clock of the 1.0 workload's cycles (default 1: "
+                        "a cycle is 1 ns, as ASTRA-sim 1.0 reports them)")
+    p.add_argument("--no-comm-groups", action="store_true",
+                   help="--faithful: write involved_dim only, no pg_name or comm-group file "
+                        "(ASTRA-sim 2.x runs a pg_name group smaller than the system as one "
+                        "flat ring; involved_dim alone keeps 1.0's per-dimension phases)")
     p.set_defaults(func=cmd_convert)
 
 
@@ -57,6 +73,12 @@ def cmd_convert(args: argparse.Namespace) -> int:
     if not prefix.parent.is_dir():
         raise InputError(f"no such folder: {prefix.parent}", "--out", args.out)
     text = read_text(path)
+    if args.faithful:
+        return _faithful(args, text, path, prefix)
+    for flag, value in (("--network", args.network), ("--clock-GHz", args.clock_GHz),
+                        ("--no-comm-groups", args.no_comm_groups or None)):
+        if value is not None:
+            raise InputError("only with --faithful", flag, value)
     one = convert_workload(text, 1, args.passes, args.schema, str(path))[0]
     if len(one.nodes) * args.npus > MAX_NODES:
         raise InputError(f"would write {len(one.nodes) * args.npus:,} nodes (at most "
@@ -67,4 +89,43 @@ def cmd_convert(args: argparse.Namespace) -> int:
         atomic_write(f"{prefix}.{rank}.et", et_bytes(trace))
     print(f"wrote {len(traces)} ETs ({len(one.nodes)} nodes each) to "
           f"{prefix}.<0..{args.npus - 1}>.et")
+    return 0
+
+
+def _faithful(args: argparse.Namespace, text: str, path: Path, prefix: Path) -> int:
+    """``themis convert --faithful``: ETs that mean what ASTRA-sim 1.0 runs."""
+    import json
+
+    from reports.cli.common import load_network
+    from topologies.chakra.faithful import convert_faithful
+    from topologies.chakra.trace import et_bytes
+    from topologies.files import atomic_write
+
+    if args.network is None:
+        raise InputError("needs --network (the dimensions each collective spans)",
+                         "--faithful", True)
+    network = load_network(args.network)
+    if network.npus != args.npus:
+        raise InputError(f"the network has {network.npus} NPUs", "--npus", args.npus)
+    sizes = tuple(d.npus for d in network.dims)
+    clock = args.clock_GHz if args.clock_GHz is not None else 1.0
+    one = convert_faithful(text, (1,), args.passes, args.schema, str(path), clock)
+    if len(one.traces[0].nodes) * args.npus > MAX_NODES:
+        raise InputError(f"would write {len(one.traces[0].nodes) * args.npus:,} nodes (at "
+                         f"most {MAX_NODES:,}): fewer --npus or --passes", "--npus", args.npus)
+    ets = convert_faithful(text, sizes, args.passes, args.schema, str(path), clock,
+                           not args.no_comm_groups)
+    if ets.rounded:
+        sys.stderr.write(f"themis: warning: {ets.rounded} compute times rounded to whole "
+                         f"microseconds (an ET's unit), by up to {ets.max_rounding_ns:g} ns "
+                         "each\n")
+    for rank, trace in ets.traces.items():
+        atomic_write(f"{prefix}.{rank}.et", et_bytes(trace))
+    groups = ""
+    if not args.no_comm_groups:
+        atomic_write(f"{prefix}.comm_groups.json", json.dumps(ets.groups, indent=1) + "\n")
+        groups = f" and {len(ets.groups)} communicator groups to {prefix}.comm_groups.json"
+    print(f"wrote {len(ets.traces)} faithful ETs ({len(ets.traces[0].nodes)} nodes each, "
+          f"{ets.dropped} NONE or dimensionless collectives left out; compute at "
+          f"{clock:g} GHz) to {prefix}.<0..{args.npus - 1}>.et{groups}")
     return 0

@@ -178,8 +178,8 @@ def _problem(args: argparse.Namespace) -> tuple[Any, str, Any]:
         raise InputError("must be at least 1", "--chunks", args.chunks)
     training: Any = None
     if args.traces:
-        from reports.cli.train import read_et_source
         from solvers.design import TraceSpec
+        from topologies.chakra.ranks import read_et_source
 
         traces, _ = read_et_source(args.workload, network.npus)
         training = TraceSpec(traces, args.system_config, args.timing)
@@ -246,9 +246,9 @@ def _settle(args: argparse.Namespace) -> tuple[Any, str]:
     import dataclasses
 
     from reports.cli.common import load_system
-    from reports.cli.train import is_et_source
     from themis.disciplines import canonical_intra
     from themis.timing.base import timing_meaning
+    from topologies.chakra.ranks import is_et_source
 
     args.traces = bool(args.workload and args.communicator is None
                        and is_et_source(args.workload))

@@ -216,32 +216,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in values.items() if v is not None}
 
 
-def is_et_source(spec: str) -> bool:
-    """Whether ``spec`` names Chakra execution traces: a ``.et`` file, a folder holding
-    ``<name>.<rank>.et`` files, or a prefix with a ``<prefix>.0.et`` beside it."""
-    path = Path(spec)
-    if path.is_file():
-        return path.suffix == ".et"
-    if path.is_dir():
-        return any(p.suffix == ".et" for p in path.iterdir())
-    return Path(f"{spec}.0.et").is_file()
-
-
-def read_et_source(spec: str, npus: int) -> tuple[dict, dict[int, str]]:
-    """Every rank's trace of a PREFIX, FOLDER or one FILE.et (which stands for every rank),
-    and each rank's file name for messages."""
-    from topologies.chakra.ranks import et_files
-    from topologies.chakra.trace import read_et
-
-    files = et_files(spec, None if Path(spec).is_file() else npus)
-    traces: dict = {}
-    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
-        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
-    names = {r: str(p) for r, p in files.items()}
-    if len(files) == 1 and npus > 1:  # one file stands for every rank
-        traces = {r: traces[0] for r in range(npus)}
-        names = {r: names[0] for r in range(npus)}
-    return traces, names
+#: Rank classes the text output of a Chakra-trace run lists at most (the slowest).
+MAX_CLASS_ROWS = 20
 
 
 def _train_et(args: argparse.Namespace) -> int:
@@ -249,7 +225,7 @@ def _train_et(args: argparse.Namespace) -> int:
     one iteration of Chakra traces under ASTRA-sim 2.x's semantics."""
     from themis.timing import timing_meaning
     from themis.training.et_run import simulate_et
-    from topologies.chakra.ranks import read_comm_groups
+    from topologies.chakra.ranks import read_comm_groups, read_et_source
 
     timing = args.timing or "astra-sim-2"
     try:
@@ -257,18 +233,19 @@ def _train_et(args: argparse.Namespace) -> int:
     except InputError as err:
         raise InputError(err.reason, "--timing", timing) from None
     for flag, value in (("--passes", args.passes), ("--comm-scale", args.comm_scale),
-                        ("--compute-scale", args.compute_scale), ("--timeline", args.timeline),
-                        ("--gantt", args.gantt)):
+                        ("--compute-scale", args.compute_scale), ("--gantt", args.gantt)):
         if value is not None:
             raise InputError("not taken with Chakra traces yet (a trace holds its passes, "
                              "sizes and compute times)", flag, value)
-    for flag, on in (("--compare", args.compare), ("--solve", args.solve)):
-        if on:
-            raise InputError("not taken with Chakra traces yet", flag, True)
+    if args.solve:
+        raise InputError("not taken with Chakra traces yet (the exact iteration model and "
+                         "the window bound replay 1.0 workload loops; an ET run gives its "
+                         "slot bound, lower_bound_ns)", "--solve", True)
     if not args.system:
         raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
                          "preferred-dataset-splits, algorithms, collective-optimization)",
                          "--system", None)
+    check_output(args.timeline, "--timeline", figure=True)
     network = load_network(args.network)
     system = load_system(args.system)
     if args.chunks is not None:
@@ -283,10 +260,24 @@ def _train_et(args: argparse.Namespace) -> int:
     intra = args.intra or system.intra or "fifo"
     result = simulate_et(traces, network, system, names, groups, policy, intra, timing)
     runtime_s = time.perf_counter() - t0
+    baseline = None
+    if args.compare:  # 2.x's own baseline / FIFO on the same traces and timing
+        baseline = simulate_et(traces, network, system, names, groups, BASELINE["policy"],
+                               BASELINE["intra"], timing)
+    compared = {} if baseline is None else {
+        "baseline_end_ns": baseline.end_ns,
+        "speedup_over_baseline": baseline.end_ns / result.end_ns if result.end_ns else None}
+    if args.timeline:
+        from reports.training_plots import plot_et_timeline
+
+        plot_et_timeline(result, path=args.timeline,
+                         title=f"{Path(args.workload).name} on {args.network}: {policy} / "
+                               f"{intra}, {timing}, {result.end_ns / 1e3:,.1f} us")
     if args.json:
         print_json({"workload": str(args.workload), "format": "chakra-et",
                     "timing": timing, "policy": policy, "intra": intra, "npus": network.npus,
-                    "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict()})
+                    "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict(),
+                    **compared})
         return 0
     nodes = sum(len(n) for _, n in result.classes)
     print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} distinct graphs, "
@@ -299,12 +290,30 @@ def _train_et(args: argparse.Namespace) -> int:
         ["slot bound (ns)", f"{result.lower_bound_ns:,}"],
         ["end / bound", f"{result.end_ns / result.lower_bound_ns:.4f}"
          if result.lower_bound_ns else "-"],
+        *([] if baseline is None else [
+            ["baseline / fifo end (ns)", f"{baseline.end_ns:,}"],
+            ["speed-up over baseline", f"{baseline.end_ns / result.end_ns:.4f}x"
+             if result.end_ns else "-"]]),
     ]))
+    if len(result.classes) > 1:  # ranks that differ: each class's end
+        from reports.training_plots import ranks_label
+
+        print()
+        ends = [(ranks, nodes, max((n.end_ns for n in nodes), default=0))
+                for ranks, nodes in result.classes]
+        if len(ends) > MAX_CLASS_ROWS:
+            print(f"the {MAX_CLASS_ROWS} slowest of {len(ends)} rank classes (every one: "
+                  "--json)")
+            ends = sorted(ends, key=lambda e: -e[2])[:MAX_CLASS_ROWS]
+        print(format_table(["ranks", "nodes", "end (ns)"], [
+            [ranks_label(ranks), len(nodes), f"{end:,}"] for ranks, nodes, end in ends]))
+    print("(every node's issue and end: --json; both slots over time: --timeline FILE)")
     return 0
 
 
 def cmd_train(args: argparse.Namespace) -> int:
     """``themis train WORKLOAD NETWORK [...]``."""
+    from topologies.chakra.ranks import is_et_source
     from topologies.workload import load_workload
 
     if is_et_source(args.workload):

@@ -14,7 +14,7 @@ import argparse
 import shlex
 from typing import Any
 
-from reports.cli.common import load_network, user_keys
+from reports.cli.common import load_network, load_system, user_keys
 from reports.cli.train import LongRunProgress, system_keys, training_system
 from topologies.errors import InputError
 
@@ -33,7 +33,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--out", default=None, metavar="DIR",
                    help=f"output folder (default {DEFAULT_OUT}; needed with --db)")
     p.add_argument("--workloads", default=None, metavar="A,B",
-                   help="comma-separated bundled workloads (default: every family's)")
+                   help="comma-separated bundled workloads (default: every family's), "
+                        "or Chakra traces (a prefix, folder or .et file, as train takes "
+                        "them; with --system 2.x's JSON and --networks of their NPUs)")
     p.add_argument("--networks", default=None, metavar="A,B",
                    help="comma-separated networks (default: {training_networks})")
     p.add_argument("--system", metavar="FILE",
@@ -47,6 +49,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "takes the system's discipline (FIFO if it names none). The first is "
                         "the one speed-ups are measured against (default: baseline/fifo, "
                         "themis/fifo, themis/scf, themis-running/scf, portfolio/scf)")
+    p.add_argument("--comm-group", metavar="FILE.json", default=None,
+                   help="Chakra traces among --workloads: communicator groups, "
+                        "{\"<id>\": [npu ids]} (as train's --comm-group)")
     p.add_argument("--db", default=None, metavar="FILE.sqlite",
                    help="write the report of this sweep database's training tasks (opened "
                         "read-only; nothing is simulated)")
@@ -99,6 +104,13 @@ def cmd_train_report(args: argparse.Namespace) -> int:
     out = args.out if args.out is not None else DEFAULT_OUT
     workloads = comma_names(args.workloads, "--workloads")
     networks = comma_names(args.networks, "--networks")
+    from topologies.chakra.ranks import is_et_source
+
+    if any(is_et_source(w) for w in workloads or ()):
+        return _with_traces(args, out, workloads or [], networks)
+    if args.comm_group is not None:
+        raise InputError("only Chakra traces among --workloads take communicator groups",
+                         "--comm-group", args.comm_group)
     loaded = [load_workload(name) for name in workloads or ()]
     from reports.training import FAMILIES, NETWORKS, TIMING, write_report
 
@@ -136,10 +148,77 @@ def cmd_train_report(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The flag of each key of the [[training]] table a report with Chakra traces runs.
+_FLAGS = {"workloads": "--workloads", "networks": "--networks", "systems": "--system",
+          "policies": "--policies", "comm_group": "--comm-group"}
+
+
+def _with_traces(args: argparse.Namespace, out: str, workloads: list[str],
+                 networks: list[str] | None) -> int:
+    """``train-report --workloads PREFIX[,...] --networks N --system S.json``: the cases
+    run as a ``[[training]]`` table of them would (:mod:`reports.sweep.training`, each ET
+    case as ``themis train PREFIX``), in this process, and the report is the one
+    ``train-report --db`` writes of such a sweep."""
+    import json
+    import re
+    import time
+    from pathlib import Path
+
+    from reports.sweep.training import parse_training, run_training_task
+    from reports.training import NETWORKS
+    from reports.training_db import study_of, write_study
+    from reports.training_policies import split_policy_list
+
+    table: dict[str, Any] = {"workloads": workloads, "networks": networks or list(NETWORKS)}
+    if args.system:
+        table["systems"] = [args.system]
+    if args.policies is not None:  # one without a discipline: the system's, else FIFO
+        table["policies"] = split_policy_list(args.policies, "--policies")
+        table["intra"] = [(load_system(args.system).intra if args.system else None)
+                          or "fifo"]
+    if args.comm_group is not None:
+        table["comm_group"] = args.comm_group
+    t0 = time.perf_counter()
+    try:
+        tasks, _, _ = parse_training([table], Path.cwd(), "")
+    except InputError as err:
+        m = re.fullmatch(r"training\[0\]\.(\w+)(\[\d+\])?", err.field)
+        if m is None or err.file:
+            raise
+        flag = _FLAGS.get(m[1], m[1])
+        value = getattr(args, flag[2:].replace("-", "_"), err.value) \
+            if flag.startswith("--") else err.value
+        raise InputError(err.reason, flag, value if m[2] is None else err.value) from None
+    command = ["themis", "train-report", "--out", out]
+    for flag, value in (("--workloads", args.workloads), ("--networks", args.networks),
+                        ("--system", args.system), ("--policies", args.policies),
+                        ("--comm-group", args.comm_group)):
+        if value:
+            command += [flag, value]
+    progress = LongRunProgress("train-report", "runs")
+    rows = []
+    try:
+        for i, task in enumerate(tasks):
+            rows.append(run_training_task(task))
+            progress(i + 1, len(tasks))
+    finally:
+        progress.close()
+    study = study_of(rows, {"title": "Training report", "direct": "1",
+                            "training_order": json.dumps([t.key for t in tasks])})
+    if not study.settings:
+        errors = "; ".join(dict.fromkeys(r["error"] for r in rows if r.get("error")))
+        raise InputError(f"no case finished ({errors})", "--workloads", args.workloads)
+    written = write_study(study, out, shlex.join(command), t0)
+    print(f"wrote {len(written)} files to {out}: "
+          + ", ".join(sorted(p.name for p in written)))
+    return 0
+
+
 def _from_database(args: argparse.Namespace) -> int:
     """``train-report --db F.sqlite --out DIR``."""
     for flag, value in (("--workloads", args.workloads), ("--networks", args.networks),
-                        ("--system", args.system), ("--policies", args.policies)):
+                        ("--system", args.system), ("--policies", args.policies),
+                        ("--comm-group", args.comm_group)):
         if value is not None:
             raise InputError("not with --db (the sweep's spec chose the workloads, networks, "
                              "systems and policies)", flag, value)

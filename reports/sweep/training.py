@@ -22,6 +22,20 @@ policy nor discipline). Keys::
     intra = ["fifo", "scf"]                # optional: the disciplines of a policy named
                                            # without one (default fifo, scf)
     bound = true                           # optional (default true)
+    comm_group = "groups.json"             # optional: the Chakra traces' communicator
+                                           # groups ({"<id>": [npu ids]}), as train's
+                                           # --comm-group
+
+A workload may also be Chakra execution traces (a prefix ``<prefix>.<rank>.et``, a
+folder of them or one ``.et`` file, relative to the spec), run as ``themis train
+PREFIX NETWORK --system S.json`` runs them (:func:`themis.training.et_run.simulate_et`):
+such a case needs ``systems`` (ASTRA-sim 2.x's JSON), runs under ``astra-sim-2``
+unless ``timing`` names others (any registered timing: each collective timed alone
+under it), one pass (a trace holds its passes), a collective policy per method (the
+training-level planners run 1.0 workloads only; by default the report's
+baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and has no bound task (the
+slot bound depends on the policy's collective times). What ``train`` refuses of the
+traces' files and nodes is refused when the spec is read, in one line.
 
 A task's key is ``<case key>:<method>`` (``bound`` for the bound task), the case
 key a hash of the workload's layers, the network and the run's configuration,
@@ -41,18 +55,28 @@ from typing import Any
 
 from reports.records import Kind, Status
 from reports.sweep.fields import check_keys, items, resolve_entry, resolve_network
+from reports.sweep.training_et import (
+    DEFAULT_ET_TIMING,
+    ETConfig,
+    ETWorkload,
+    check_et_case,
+    comm_group,
+    et_config_dict,
+    et_policies,
+    et_source,
+    read_et,
+    run_et,
+)
 from reports.training_policies import TrainingPolicy, check_policies, parse_policies
 from topologies.errors import InputError
 
 #: Keys of a ``[[training]]`` table.
 TRAINING_KEYS: tuple[str, ...] = ("workloads", "networks", "systems", "timing", "passes",
-                                  "chunks", "policies", "intra", "bound")
+                                  "chunks", "policies", "intra", "bound", "comm_group")
 #: The timing model of a table without ``timing`` (as ``themis train``).
 DEFAULT_TRAINING_TIMING = "astra-sim-1.0"
 #: The method name of a bound task.
 BOUND = "bound"
-
-
 @dataclass(frozen=True)
 class TrainingCase:
     """A workload on a network under one configuration (every name as the spec gives it)."""
@@ -66,6 +90,8 @@ class TrainingCase:
 
     def config_dict(self) -> dict[str, Any]:
         """The run's configuration without policy and discipline (the tasks' own)."""
+        if isinstance(self.config, ETConfig):
+            return et_config_dict(self.config)
         out = asdict(self.config)
         del out["policy"], out["intra"]
         return out
@@ -73,8 +99,11 @@ class TrainingCase:
     @functools.cached_property
     def key(self) -> str:
         """``train-`` and a hash of the workload, the network and the configuration."""
-        wl = {k: v for k, v in asdict(self.workload).items()
-              if k not in ("name", "file", "labels")}
+        if isinstance(self.workload, ETWorkload):
+            wl: Any = {"chakra_et_sha256": self.workload.digest}
+        else:
+            wl = {k: v for k, v in asdict(self.workload).items()
+                  if k not in ("name", "file", "labels")}
         net = {k: v for k, v in asdict(self.network).items() if k != "name"}
         text = json.dumps({"workload": wl, "network": net, "config": self.config_dict()},
                           sort_keys=True, default=str)
@@ -155,7 +184,9 @@ def run_training_task(task: TrainingTask) -> dict[str, Any]:
     c = task.case
     values: dict[str, Any]
     try:
-        if task.method is None:
+        if isinstance(c.workload, ETWorkload):
+            values = run_et(task)
+        elif task.method is None:
             values = {"status": str(Status.BOUND),
                       "lower_bound_ns": iteration_lower_bound(c.workload, c.network,
                                                               task.config())}
@@ -189,21 +220,26 @@ def _positive_ints(table: dict[str, Any], key: str, g: str, file: str,
     return values
 
 
-def _timings(table: dict[str, Any], g: str, file: str) -> list[str]:
+def _timings(table: dict[str, Any], g: str, file: str, training: bool
+             ) -> list[str] | None:
+    """The table's timings (``None`` when it names none: each case takes its own default);
+    with ``training`` (a 1.0 workload in the table) each must model training iterations."""
     from reports.methods import canonical_timing
     from themis.timing import timing_meaning, timing_names
 
+    if "timing" not in table:
+        return None
     out: list[str] = []
-    given = items(table, "timing", g, file, default=[DEFAULT_TRAINING_TIMING], scalar=True)
+    given = items(table, "timing", g, file, scalar=True)
     if not given:
         raise InputError("must not be empty (no case would run)", f"{g}.timing", given, file)
     for i, v in enumerate(given):
         key = f"{g}.timing[{i}]"
         name = canonical_timing(v, key, file)
-        if not timing_meaning(name).training:
+        if training and not timing_meaning(name).training:
             ok = ", ".join(t for t in timing_names() if timing_meaning(t).training)
-            raise InputError(f"training iterations run under {ok} (as themis train)",
-                             key, v, file)
+            raise InputError(f"training iterations of 1.0 workloads run under {ok} (as "
+                             "themis train; Chakra traces take any timing)", key, v, file)
         if name not in out:
             out.append(name)
     return out
@@ -214,6 +250,10 @@ def _system(name: str, folder: Path, key: str, file: str) -> Any:
 
     return resolve_entry(name, folder, key, file,
                          lambda n: resolve_system(n).with_astra_defaults(), "SYSTEM")
+
+
+def _or_none(values: list[str] | None) -> list[str | None]:
+    return list(values) if values else [None]
 
 
 def _fields(methods: list[TrainingPolicy], values: list[Any], where: str) -> list[str]:
@@ -241,12 +281,14 @@ def parse_training(tables: object, folder: Path, file: str
     cases: set[str] = set()
     duplicates = 0
     checked: set[tuple] = set()
+    et_cache: dict[tuple[str, int], ETWorkload] = {}
     for ti, table in enumerate(tables):
         g = f"training[{ti}]"
         check_keys(table, TRAINING_KEYS, g, file)
-        loaded = []
-        for key_name, resolve in (("workloads", lambda n, k: resolve_entry(
-                n, folder, k, file, load_workload, "WORKLOAD")),
+        loaded: list[list[tuple[str, str, Any]]] = []
+        for key_name, resolve in (("workloads", lambda n, k: et_source(n, folder) or
+                                   resolve_entry(n, folder, k, file, load_workload,
+                                                 "WORKLOAD")),
                 ("networks", lambda n, k: resolve_network(n, folder, k, file)),
                 ("systems", lambda n, k: _system(n, folder, k, file))):
             entries = []
@@ -258,12 +300,22 @@ def parse_training(tables: object, folder: Path, file: str
                 entries.append((name, key, resolve(name, key)))
             loaded.append(entries)
         workloads, networks, systems = loaded
-        timings = _timings(table, g, file)
+        has_10 = any(not isinstance(w, Path) for _, _, w in workloads)
+        has_et = not all(not isinstance(w, Path) for _, _, w in workloads)
+        timings: list[str] | None = _timings(table, g, file, has_10)
         passes = _positive_ints(table, "passes", g, file, [1])
         chunks = _positive_ints(table, "chunks", g, file, [None])
         bound = table.get("bound", True)
         if not isinstance(bound, bool):
             raise InputError("must be true or false", f"{g}.bound", bound, file)
+        groups_file = comm_group(table, g, folder, file, has_et)
+        if has_et and not systems:
+            raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
+                             "preferred-dataset-splits, algorithms, collective-optimization)",
+                             f"{g}.systems", None, file)
+        if has_et and passes != [1]:
+            raise InputError("Chakra traces hold their passes (give 1, or leave passes "
+                             "out)", f"{g}.passes", passes, file)
         intras = [canonical_intra(v, f"{g}.intra[{i}]", file)
                   for i, v in enumerate(items(table, "intra", g, file,
                                               default=list(DEFAULT_INTRAS)))]
@@ -271,27 +323,44 @@ def parse_training(tables: object, folder: Path, file: str
                        default=[f"{p}/{q}" for _, p, q in POLICIES])
         methods = parse_policies(values, list(dict.fromkeys(intras)), f"{g}.policies", file)
         fields = _fields(methods, values, f"{g}.policies")
-        combos = itertools.product(systems or [("", g, SystemConfig())], networks, timings,
-                                   passes, chunks, workloads)
+        if has_et:
+            et_methods = et_policies(methods, fields, "policies" in table, g, file)
+            et_fields = [f for m, f in zip(methods, fields, strict=True) if m in et_methods]
+        combos = itertools.product(systems or [("", g, SystemConfig())], networks,
+                                   _or_none(timings), passes, chunks, workloads)
         for (sname, skey, system), (nname, _, network), timing, p, c, (wname, wkey, wl) \
                 in combos:
-            if system.from_file:
-                validate_system(network, system)
-            try:
-                cfg = TrainingConfig.from_system(system, timing=timing, passes=p, chunks=c)
-            except InputError as err:
-                if err.file:
-                    raise
-                raise InputError(err.reason, skey, sname or None, file) from None
-            check_size(wl, network, cfg, (f"{g}.passes", f"{g}.chunks"), file)
-            group = wl.model_parallel_npu_group if wl.parallelism in TRANSFORMERS else None
-            for probe in ((nname, cfg, None), (nname, cfg, group)):
-                if probe not in checked:
-                    _check(network, cfg, methods, fields, file, probe[2], wkey, wname)
-                    checked.add(probe)
-            case = TrainingCase(wl, wname, network, nname, sname, cfg)
+            case_methods: list[TrainingPolicy | None]
+            if isinstance(wl, Path):  # Chakra traces
+                ets = read_et(wl, network, groups_file, et_cache)
+                run_system = system if c is None else replace(system, chunks=c)
+                ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks or 1,
+                                run_system)
+                check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
+                case = TrainingCase(ets, wname, network, nname, sname, ecfg)
+                case_methods = list(et_methods)
+            else:
+                if system.from_file:
+                    validate_system(network, system)
+                try:
+                    cfg = TrainingConfig.from_system(system, timing=timing or
+                                                     DEFAULT_TRAINING_TIMING, passes=p,
+                                                     chunks=c)
+                except InputError as err:
+                    if err.file:
+                        raise
+                    raise InputError(err.reason, skey, sname or None, file) from None
+                check_size(wl, network, cfg, (f"{g}.passes", f"{g}.chunks"), file)
+                group = wl.model_parallel_npu_group if wl.parallelism in TRANSFORMERS \
+                    else None
+                for probe in ((nname, cfg, None), (nname, cfg, group)):
+                    if probe not in checked:
+                        _check(network, cfg, methods, fields, file, probe[2], wkey, wname)
+                        checked.add(probe)
+                case = TrainingCase(wl, wname, network, nname, sname, cfg)
+                case_methods = [*methods, *([None] if bound else [])]
             cases.add(case.key)
-            for m in [*methods, *([None] if bound else [])]:
+            for m in case_methods:
                 t = TrainingTask(case, m)
                 if t.key in tasks:
                     duplicates += 1
@@ -321,4 +390,5 @@ def _check(network: Any, cfg: Any, methods: list[TrainingPolicy], fields: list[s
 
 
 __all__ = ["BOUND", "DEFAULT_TRAINING_TIMING", "TRAINING_KEYS", "TrainingCase", "TrainingTask",
-           "parse_training", "run_training_task", "training_error_row"]
+           "parse_training",
+           "run_training_task", "training_error_row"]

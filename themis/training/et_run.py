@@ -16,9 +16,11 @@ ranks that differ are simulated each, and the run ends at the latest.
 
 What is not modelled yet is refused in one line naming the file, node and
 attribute: point-to-point sends and receives, memory nodes with a duration,
-a collective whose ``involved_dim`` leaves out a dimension or whose
-``pg_name`` names a group smaller than the system, and collectives 2.x does
-not have (reduce, gather, scatter, broadcast, barrier).
+a collective whose ``pg_name`` names a group smaller than the system under
+``astra-sim-2`` (2.x flattens it to one 1-D ring over its members; other
+timings run such a group hierarchically over the dimensions it spans, as with
+``involved_dim``), and collectives 2.x does not have (reduce, gather,
+scatter, broadcast, barrier).
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ class ETResult:
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
             "lower_bound_ns": self.lower_bound_ns,
             "rank_classes": [
-                {"ranks": ranks,
+                {"ranks": ranks, "end_ns": max((n.end_ns for n in nodes), default=0),
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
                             "end_ns": n.end_ns,
                             **({"collective": n.collective, "size_bytes": n.size_bytes}
@@ -165,10 +167,31 @@ class _Collectives:
         return t
 
 
+def _group_dims(members: list[int], sizes: tuple[int, ...]) -> tuple[bool, ...] | None:
+    """The dimensions a communicator group spans when it is every NPU that shares one
+    NPU's coordinates outside them (a sub-grid of the network), else ``None``."""
+    from topologies.chakra.faithful import group_members
+
+    coords = []
+    for m in members:
+        c = []
+        for size in sizes:
+            c.append(m % size)
+            m //= size
+        coords.append(c)
+    dims = tuple(len({c[d] for c in coords}) > 1 for d in range(len(sizes)))
+    if sorted(members) != group_members(members[0], dims, sizes):
+        return None
+    return dims
+
+
 def _classify(node: Node, file: str, ndims: int, npus: int,
-              groups: Mapping[str, list[int]]
+              groups: Mapping[str, list[int]], sizes: tuple[int, ...] = (),
+              astra2: bool = True, rank: int | None = None
               ) -> tuple[str, str, int, tuple[bool, ...] | None]:
-    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask)."""
+    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask;
+    under a timing other than 2.x's, a ``pg_name`` group smaller than the system narrows
+    the mask to the dimensions it spans)."""
     where = f"{file}: node {node.id} ({node.name})"
     t = node.type
     if t == NodeType.COMP_NODE:
@@ -208,9 +231,26 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             if members is None:
                 raise InputError(f"{where}: names a communicator group the comm-group "
                                  "file does not hold", "pg_name", pg.value)
-            if len(members) != npus:
+            if rank is not None and rank not in members:
+                raise InputError(f"{where}: rank {rank} is not in its communicator group "
+                                 "(ASTRA-sim 2.x asserts it is)", "pg_name", pg.value)
+            if len(members) != npus and astra2:
                 raise InputError(f"{where}: a collective on a group smaller than the "
-                                 "system is not modelled yet", "pg_name", pg.value)
+                                 "system: ASTRA-sim 2.x flattens it to one 1-D ring over its "
+                                 "members, not modelled under astra-sim-2 yet (other timings "
+                                 "run it hierarchically over the dimensions it spans)",
+                                 "pg_name", pg.value)
+            if len(members) != npus:
+                spans = _group_dims(members, sizes or (npus,))
+                if spans is None:
+                    raise InputError(f"{where}: the group is not every NPU sharing one "
+                                     "NPU's coordinates outside some dimensions (only such "
+                                     "groups run hierarchically)", "pg_name", pg.value)
+                mask = tuple(a and b for a, b in zip(mask or (True,) * ndims, spans,
+                                                     strict=True))
+                if not any(mask):
+                    raise InputError(f"{where}: involved_dim and the group share no "
+                                     "dimension", "pg_name", pg.value)
         return "collective", kind, size, mask
     if t == NodeType.METADATA_NODE or (
             t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
@@ -219,10 +259,39 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
 
+def check_et(traces: Mapping[int, Trace], network: Network,
+             files: Mapping[int, str] | None = None,
+             groups: Mapping[str, list[int]] | None = None,
+             timing: str = "astra-sim-2") -> None:
+    """Refuse, before anything runs, what :func:`simulate_et` would refuse in one line for
+    any node of ``traces`` (a rank count other than the network's NPUs, a node type or
+    collective not modelled, a bad ``involved_dim``, a ``pg_name`` without its group),
+    naming the file, node and attribute; each distinct trace is looked at once."""
+    if len(traces) != network.npus:
+        raise InputError(f"the network has {network.npus} NPUs but the trace has "
+                         f"{len(traces)} ranks", "ranks", len(traces))
+    files = files or {r: f"rank {r}" for r in traces}
+    seen: set[int] = set()
+    for r in sorted(traces):
+        t = traces[r]
+        if id(t) in seen or (t.same_as is not None and id(t.same_as) in seen):
+            continue
+        seen.add(id(t))
+        astra2 = timing_meaning(timing).runner == "astra-2"
+        for n in t.nodes:
+            _classify(n, files[r], network.ndims, network.npus, groups or {},
+                      _sizes(network), astra2, r)
+
+
+def _sizes(network: Network) -> tuple[int, ...]:
+    return tuple(d.npus for d in network.dims)
+
+
 def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
-              groups: Mapping[str, list[int]]) -> list[NodeRun]:
+              groups: Mapping[str, list[int]], rank: int | None = None) -> list[NodeRun]:
     nodes = {n.id: n for n in trace.nodes}
-    what = {n.id: _classify(n, file, network.ndims, network.npus, groups) for n in trace.nodes}
+    what = {n.id: _classify(n, file, network.ndims, network.npus, groups, _sizes(network),
+                            colls.astra2, rank) for n in trace.nodes}
     waiting = {i: len(n.deps) for i, n in nodes.items()}
     users: dict[int, list[int]] = {}
     for i, n in nodes.items():
@@ -316,7 +385,7 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     classes = []
     for ranks in by_rep.values():
         r = ranks[0]
-        classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups)))
+        classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups, r)))
     end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
     slowest = max(classes, key=lambda c: max((n.end_ns for n in c[1]), default=0))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")

@@ -29,7 +29,8 @@ from topologies.chakra.trace import Trace
 from topologies.chakra.types import CommType, NodeType
 from topologies.errors import InputError
 
-__all__ = ["CHAKRA_SCHEMAS", "CYCLES_WARNING", "convert_workload"]
+__all__ = ["CHAKRA_SCHEMAS", "CYCLES_WARNING", "build", "check_args", "convert_workload",
+           "metadata"]
 
 #: The ``schema`` strings chakra's text converter has written, by chakra version.
 CHAKRA_SCHEMAS = {"0.0.4": "1.0.2-chakra.0.0.4", "1.0.0": "1.0.2-chakra.1.0.0"}
@@ -60,6 +61,7 @@ class _Layer:
     ig_comm: Node | None = None
     wg_comp: Node | None = None
     wg_comm: Node | None = None
+    index: int = -1  # the layer's place in the file (0 = the first layer line)
 
 
 def _int(word: str, what: str, line_no: int, file: str) -> int:
@@ -88,6 +90,8 @@ class _Builder:
 
     def __init__(self) -> None:
         self.nodes: list[Node] = []
+        #: Per collective node id: (its layer's index, phase fwd | ig | wg, the 1.0 type).
+        self.comms: dict[int, tuple[int, str, str]] = {}
 
     def node(self, name: str, kind: NodeType) -> Node:
         n = Node(id=len(self.nodes), name=name, type=int(kind))
@@ -99,8 +103,9 @@ class _Builder:
         n.duration_micros = time
         return n
 
-    def comm(self, layer: str, comm_type: str, size: int) -> Node:
+    def comm(self, layer: str, comm_type: str, size: int, of: _Layer, phase: str) -> Node:
         n = self.node(f"COMM_COLL_NODE_{layer}_{comm_type}", NodeType.COMM_COLL_NODE)
+        self.comms[n.id] = (of.index, phase, comm_type)
         n.attrs.append(Attribute("comm_type", "int64", int(_COMM_TYPES.get(comm_type, 0))))
         n.attrs.append(Attribute("comm_size", "int64", size))
         return n
@@ -117,7 +122,7 @@ def _dep(child: Node, parent: Node | None) -> None:
 def _micro(b: _Builder, layers: list[_Layer], passes: int) -> None:
     for _ in range(passes):
         for layer in layers:
-            b.comm(layer.name, layer.wg_type, layer.wg_size)
+            b.comm(layer.name, layer.wg_type, layer.wg_size, layer, "wg")
 
 
 def _data(b: _Builder, layers: list[_Layer], passes: int) -> None:
@@ -133,7 +138,7 @@ def _data(b: _Builder, layers: list[_Layer], passes: int) -> None:
         for idx, layer in enumerate(reversed(layers)):
             wg = b.comp(layer.name, "BWD_WG", layer.wg_time)
             _dep(wg, fwd if idx == 0 else layers[len(layers) - idx].ig_comp)
-            comm = b.comm(layer.name, layer.wg_type, layer.wg_size)
+            comm = b.comm(layer.name, layer.wg_type, layer.wg_size, layer, "wg")
             _dep(comm, wg)
             layer.wg_comm = comm
             if idx != len(layers) - 1:
@@ -154,7 +159,7 @@ def _model(b: _Builder, layers: list[_Layer], passes: int, num_layers: int) -> N
             if layer.wg_comp is not None:
                 _dep(fwd, layer.wg_comp)
             layer.fwd_comp = fwd
-            fwd_comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size)
+            fwd_comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size, layer, "fwd")
             layer.fwd_comm = fwd_comm
             _dep(fwd_comm, fwd)
         for idx, layer in enumerate(reversed(layers)):
@@ -165,7 +170,7 @@ def _model(b: _Builder, layers: list[_Layer], passes: int, num_layers: int) -> N
                 _dep(ig, layers[len(layers) - idx].wg_comp)
                 _dep(ig, layers[len(layers) - idx].ig_comm)
             if idx != num_layers - 1:
-                ig_comm = b.comm(layer.name, layer.ig_type, layer.ig_size)
+                ig_comm = b.comm(layer.name, layer.ig_type, layer.ig_size, layer, "ig")
                 _dep(ig_comm, ig)
                 layer.ig_comm = ig_comm
             wg = b.comp(layer.name, "BWD_WG", layer.wg_time)
@@ -185,7 +190,7 @@ def _hybrid(b: _Builder, layers: list[_Layer], passes: int, num_layers: int,
                 _dep(fwd, layer.wg_comm)
             if idx:
                 _dep(fwd, layers[idx - 1].fwd_comm)
-            fwd_comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size)
+            fwd_comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size, layer, "fwd")
             _dep(fwd_comm, fwd)
             layer.fwd_comm = fwd_comm
         for idx, layer in enumerate(reversed(layers)):
@@ -196,13 +201,13 @@ def _hybrid(b: _Builder, layers: list[_Layer], passes: int, num_layers: int,
                 _dep(ig, layers[len(layers) - idx].wg_comp)
                 _dep(ig, layers[len(layers) - idx].ig_comm)
             if idx != num_layers - 1:
-                ig_comm = b.comm(layer.name + ig_suffix, layer.ig_type, layer.ig_size)
+                ig_comm = b.comm(layer.name + ig_suffix, layer.ig_type, layer.ig_size, layer, "ig")
                 _dep(ig_comm, ig)
                 layer.ig_comm = ig_comm
             wg = b.comp(layer.name, "BWD_WG", layer.wg_time)
             _dep(wg, ig)
             layer.wg_comp = wg
-            wg_comm = b.comm(layer.name, layer.wg_type, layer.wg_size)
+            wg_comm = b.comm(layer.name, layer.wg_type, layer.wg_size, layer, "wg")
             _dep(wg_comm, wg)
             layer.wg_comm = wg_comm
     for layer in layers:
@@ -224,7 +229,7 @@ def _dlrm(b: _Builder, layers: list[_Layer], passes: int, last_bottom: int) -> N
                 _dep(fwd, layers[0].fwd_comm)
             layer.fwd_comp = fwd
             if layer.fwd_type == "ALLTOALL":
-                comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size)
+                comm = b.comm(layer.name, layer.fwd_type, layer.fwd_size, layer, "fwd")
                 _dep(comm, fwd)
                 layer.fwd_comm = comm
         for idx, layer in enumerate(reversed(layers)):
@@ -238,7 +243,7 @@ def _dlrm(b: _Builder, layers: list[_Layer], passes: int, last_bottom: int) -> N
                     _dep(wg, layers[len(layers) - idx - 1].ig_comm)
             layer.wg_comp = wg
             if layer.wg_type != "NONE":
-                comm = b.comm(layer.name, layer.wg_type, layer.wg_size)
+                comm = b.comm(layer.name, layer.wg_type, layer.wg_size, layer, "wg")
                 _dep(comm, wg)
                 layer.wg_comm = comm
             ig = None
@@ -248,27 +253,15 @@ def _dlrm(b: _Builder, layers: list[_Layer], passes: int, last_bottom: int) -> N
                 layer.ig_comp = ig
             if len(layers) - idx - 1 == last_bottom + 1:
                 first = layers[0]
-                comm = b.comm(first.name, first.ig_type, first.ig_size)
+                comm = b.comm(first.name, first.ig_type, first.ig_size, first, "ig")
                 _dep(comm, ig)
                 first.ig_comm = comm
         for layer in layers:
             layer.wg_comm = layer.wg_comp = layer.ig_comm = layer.ig_comp = None
 
 
-def convert_workload(text: str, npus: int, passes: int = 1, schema: str = "1.0.0",
-                     file: str = "") -> dict[int, Trace]:
-    """The ETs chakra's text converter makes of the 1.0 workload ``text``: rank -> trace.
-
-    ``schema`` picks the chakra version whose ``schema`` string is written (``0.0.4``, what
-    ASTRA-sim 2.x's reference runs used, or ``1.0.0``). Raises :class:`InputError` where
-    chakra's converter stops (an unknown parallelism, a bad number, a short line).
-    """
-    if schema not in CHAKRA_SCHEMAS:
-        raise InputError(f"unknown chakra version (one of {', '.join(CHAKRA_SCHEMAS)})",
-                         "--schema", schema)
-    if npus < 1 or passes < 1:
-        raise InputError("must be at least 1", "--npus" if npus < 1 else "--passes",
-                         npus if npus < 1 else passes)
+def build(text: str, passes: int, file: str) -> tuple[str, _Builder]:
+    """The keyword of the 1.0 workload ``text`` and rank 0's nodes as chakra builds them."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -281,6 +274,8 @@ def convert_workload(text: str, npus: int, passes: int = 1, schema: str = "1.0.0
     kind = first[0]
     num_layers = _int(lines[1].strip(), "layer count", 2, file)
     layers = [_layer(line, i + 3, file) for i, line in enumerate(lines[2:])]
+    for i, layer in enumerate(layers):
+        layer.index = i
     b = _Builder()
     if kind == "MICRO":
         _micro(b, layers, passes)
@@ -300,15 +295,46 @@ def convert_workload(text: str, npus: int, passes: int = 1, schema: str = "1.0.0
     else:
         raise InputError("chakra's converter does not take this parallelism", "line 1", kind,
                          file)
-    meta = GlobalMetadata(attrs=[Attribute("schema", "string", CHAKRA_SCHEMAS[schema]),
-                                 Attribute("input_file", "string", text)])
-    per_rank = len(b.nodes)
+    return kind, b
+
+
+def check_args(schema: str, npus: int, passes: int) -> None:
+    if schema not in CHAKRA_SCHEMAS:
+        raise InputError(f"unknown chakra version (one of {', '.join(CHAKRA_SCHEMAS)})",
+                         "--schema", schema)
+    if npus < 1 or passes < 1:
+        raise InputError("must be at least 1", "--npus" if npus < 1 else "--passes",
+                         npus if npus < 1 else passes)
+
+
+def _ranks(meta: GlobalMetadata, rank0: list[Node], npus: int,
+           per_rank: int) -> dict[int, Trace]:
+    """Every rank's copy of rank 0's nodes, ids offset by rank x ``per_rank`` (chakra's
+    numbering)."""
     out = {}
     for rank in range(npus):
         shift = rank * per_rank
         nodes = [Node(id=n.id + shift, name=n.name, type=n.type,
                       data_deps=[d + shift for d in n.data_deps],
                       duration_micros=n.duration_micros, attrs=list(n.attrs))
-                 for n in b.nodes]
+                 for n in rank0]
         out[rank] = Trace(meta, nodes)
     return out
+
+
+def metadata(text: str, schema: str) -> GlobalMetadata:
+    return GlobalMetadata(attrs=[Attribute("schema", "string", CHAKRA_SCHEMAS[schema]),
+                                 Attribute("input_file", "string", text)])
+
+
+def convert_workload(text: str, npus: int, passes: int = 1, schema: str = "1.0.0",
+                     file: str = "") -> dict[int, Trace]:
+    """The ETs chakra's text converter makes of the 1.0 workload ``text``: rank -> trace.
+
+    ``schema`` picks the chakra version whose ``schema`` string is written (``0.0.4``, what
+    ASTRA-sim 2.x's reference runs used, or ``1.0.0``). Raises :class:`InputError` where
+    chakra's converter stops (an unknown parallelism, a bad number, a short line).
+    """
+    check_args(schema, npus, passes)
+    _, b = build(text, passes, file)
+    return _ranks(metadata(text, schema), b.nodes, npus, len(b.nodes))

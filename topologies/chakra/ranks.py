@@ -65,6 +65,32 @@ def read_ets(source: str | Path, npus: int | None = None) -> dict[int, Trace]:
     return out
 
 
+def is_et_source(spec: str | Path) -> bool:
+    """Whether ``spec`` names Chakra execution traces: a ``.et`` file, a folder holding
+    ``<name>.<rank>.et`` files, or a prefix with a ``<prefix>.0.et`` beside it."""
+    path = Path(spec)
+    if path.is_file():
+        return path.suffix == ".et"
+    if path.is_dir():
+        return any(p.suffix == ".et" for p in path.iterdir())
+    return Path(f"{spec}.0.et").is_file()
+
+
+def read_et_source(spec: str | Path, npus: int) -> tuple[dict[int, Trace], dict[int, str]]:
+    """Every rank's trace of a PREFIX, FOLDER or one FILE.et (which stands for every rank),
+    and each rank's file name for messages (what ``themis train`` and ``[[training]]``
+    specs read)."""
+    files = et_files(spec, None if Path(spec).is_file() else npus)
+    traces: dict[int, Trace] = {}
+    for r, p in sorted(files.items()):  # ranks equal to the first up to an id offset are
+        traces[r] = read_et(p, traces.get(0))  # checked by that comparison
+    names = {r: str(p) for r, p in files.items()}
+    if len(files) == 1 and npus > 1:  # one file stands for every rank
+        traces = {r: traces[0] for r in range(npus)}
+        names = {r: names[0] for r in range(npus)}
+    return traces, names
+
+
 def read_comm_groups(path: str | Path, npus: int) -> dict[int, list[int]]:
     """A comm-group file: group id (> 0) -> its NPUs (each in 0..npus-1, none twice)."""
     from topologies.files import read_input_text
