@@ -252,7 +252,7 @@ def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
     res, lat0 = cached
     info = {"from_chunks": c0, "status": str(res.status), "from_makespan_ns": res.makespan_ns,
             "from_lower_bound_ns": res.lower_bound_ns,
-            "deterministic_time_s": res.meta.get("deterministic_time_total")}
+            "deterministic_time_s": res.meta.get("deterministic_time_total_s")}
     sources = {} if res.schedule is None else {"solve": res.schedule}
     sources.update(lat0)
     best: Schedule | None = None

@@ -141,7 +141,7 @@ def solve(
     the fallback answer. Without one, the hint is the best simulation of
     every registered policy under every discipline; ``simulations`` are such
     schedules the caller already has (by :func:`solvers.hints.hint_name`,
-    e.g. ``themis+scf``), reused instead of simulated again. With ``seed_lb3``,
+    e.g. ``themis/scf``), reused instead of simulated again. With ``seed_lb3``,
     schedules on LB3's route counts join the candidates. With ``latency0``
     (CP-SAT, an instance with latencies or delays) the latency-0 instance's
     answers replayed on this one join them too (:func:`latency0_hints`).
@@ -192,10 +192,10 @@ def _solve(instance: Instance, solver: str, params: SolverParams | None,
                               log=traceback.format_exc())
     result = grade(problem, raw, t0, ref_ns, meta)
     result.meta["replays"] = problem.retime.replays
-    if "deterministic_time_total" in result.meta or "chain_deterministic_time_s" in meta \
+    if "deterministic_time_total_s" in result.meta or "chain_deterministic_time_s" in meta \
             or "latency0_deterministic_time_s" in meta:
-        result.meta["deterministic_time_total"] = \
-            float(result.meta.get("deterministic_time_total") or 0.0) + \
+        result.meta["deterministic_time_total_s"] = \
+            float(result.meta.get("deterministic_time_total_s") or 0.0) + \
             float(meta.get("chain_deterministic_time_s", 0.0)) + \
             float(meta.get("latency0_deterministic_time_s", 0.0))
     return result
@@ -278,7 +278,7 @@ def latency0_hints(instance: Instance, solver: str, params: SolverParams,
         res = _solve(inst0, solver, sub, None, None, None, {}, kept)
     except InputError as err:
         return {}, {"skipped": str(err)}, 0.0
-    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    used = float(res.meta.get("deterministic_time_total_s") or 0.0)
     info: dict = {"status": str(res.status), "makespan_ns": res.makespan_ns,
                   "lower_bound_ns": res.lower_bound_ns, "deterministic_time_s": used,
                   "candidates": {}}
@@ -339,7 +339,7 @@ def chain_hint(instance: Instance, solver: str, params: SolverParams,
         params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
         deterministic_time_s=None if det is None else CHAIN_SHARE * det, latency0=False)
     res = solve(half, solver, sub)
-    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    used = float(res.meta.get("deterministic_time_total_s") or 0.0)
     levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))
     sched = None if res.schedule is None else split_schedule(res.schedule, instance, 2)
     return ChainHint(c // 2, str(res.status), res.makespan_ns, sched, used, levels)

@@ -435,7 +435,7 @@ def _print_solved(result, solved) -> None:
         rows.append(["policy end / exact", f"{result.end_ns / best:.4f}"])
     rows.append(["model size", f"{solved.collectives} collectives, {solved.chunks} chunks, "
                                f"{solved.intervals} optional stage intervals"])
-    rows.append(["solve wall time (s)", f"{solved.wall_s:.2f}"])
+    rows.append(["solve wall time (s)", f"{solved.runtime_s:.2f}"])
     print(format_table(["exact iteration (--solve)", "value"], rows))
 
 

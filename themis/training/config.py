@@ -225,6 +225,10 @@ class Timeline:
     stages: list[tuple[int, int, int, float, float]] = field(default_factory=list)
 
 
+#: JSON names of :class:`CollectiveRecord` fields that differ from the field's name.
+_COLLECTIVE_KEYS = {"dims": "active_dims", "kind": "collective"}
+
+
 @dataclass
 class TrainingResult:
     """The outcome of :func:`~themis.training.simulate_training`.
@@ -278,10 +282,13 @@ class TrainingResult:
             "config": {("splits" if k == "chunks" else k): v
                        for k, v in asdict(self.config).items()},
             "layers": [asdict(s) for s in self.layers],
-            "dims": [asdict(d) for d in self.dims],
+            # one name per meaning (docs/json.md): a dimension's "topology", a
+            # collective's "collective" (its type), never a bare "kind"
+            "dims": [{("topology" if k == "kind" else k): v for k, v in asdict(d).items()}
+                     for d in self.dims],
             # a collective's dimension indices: "dims" is a list of dimension objects
-            "collectives": [{("active_dims" if k == "dims" else k): v
-                             for k, v in asdict(c).items()} for c in self.collectives],
+            "collectives": [{_COLLECTIVE_KEYS.get(k, k): v for k, v in asdict(c).items()}
+                            for c in self.collectives],
             "runtime_s": self.wall_s,
         }
         if self.policy_choice:
