@@ -143,7 +143,7 @@ def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
                     command: str | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of the database's training
     tasks to ``out_dir`` (checked and locked first); returns the files written."""
-    from reports.training import report_folder, write_speedups
+    from reports.training import has_speedups, report_folder, write_speedups
 
     t0 = time.perf_counter()
     study = read_study(db_path)
@@ -154,10 +154,14 @@ def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
                                      "--out", str(out_dir)])
     with report_folder(Path(out_dir), "--out") as out:
         written = []
-        plots = []
-        for i, (_, rows) in enumerate(study.settings):
+        plots: list[str | None] = []
+        for i, (setting, rows) in enumerate(study.settings):
+            if not has_speedups(rows):  # one policy and no bound: nothing to draw
+                plots.append(None)
+                continue
             name = "speedups.png" if len(study.settings) == 1 else f"speedups-{i + 1}.png"
-            written.append(write_speedups(out, rows, name, rows[0].timing))
+            written.append(write_speedups(out, rows, name, rows[0].timing,
+                                          setting=setting.label()))
             plots.append(name)
         every = [r for _, rows in study.settings for r in rows]
         atomic_write(out / "results.csv", rows_csv(every))
@@ -166,7 +170,7 @@ def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         return [out / "README.md", out / "results.csv", *written]
 
 
-def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
+def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -> str:
     """The README's text."""
     meta = study.meta
     lines = [f"# {meta.get('title') or 'Training study'}", ""]
@@ -193,7 +197,10 @@ def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
         lines += [f"## {setting.label()}", "",
                   f"Workloads {', '.join(dict.fromkeys(r.workload for r in rows))}; networks "
                   f"{', '.join(dict.fromkeys(r.network for r in rows))}; policies "
-                  f"{', '.join(labels)}. Plot: `{plot}`.", "",
+                  f"{', '.join(labels)}. "
+                  + (f"Plot: `{plot}`." if plot else
+                     "No plot: one policy and no bound task, so there is no speed-up to "
+                     "draw (name a second policy, or leave `bound` on)."), "",
                   f"### Speed-up over {labels[0]} (mean / max over the networks)", "",
                   speedup_table(rows), "", "### Iteration time (ms)", "",
                   case_table(rows, "end_ns"), "",
