@@ -72,6 +72,8 @@ class Study:
     failed: int
     incomplete: list[str]
     earlier: int
+    #: How far the sweep got when it is not finished (:func:`reports.sweep.progress.sweep_state`).
+    state: str = ""
 
 
 def _setting(row: dict[str, Any]) -> Setting:
@@ -92,12 +94,14 @@ def _ordered(rows: list[dict[str, Any]], meta: dict[str, str]) -> tuple[list[dic
 def read_study(db_path: str | os.PathLike) -> Study:
     """The training tasks of the database ``db_path`` (opened read-only)."""
     from reports import db
+    from reports.sweep.progress import sweep_state
     from reports.training import FAMILIES
 
     conn = db.connect(db_path, create=False, field="--db")
     try:
         meta = db.get_meta(conn)
         stored = db.read_training_rows(conn)
+        state = sweep_state(meta, db.tasks_done(conn), conn.running)
     finally:
         conn.close()
     if not stored:
@@ -136,7 +140,8 @@ def read_study(db_path: str | os.PathLike) -> Study:
         if out:
             settings.append((s, out))
     failed = sum(r["status"] == "error" for r in rows)
-    return Study(meta, settings, len(rows), len(rows) - failed, failed, incomplete, earlier)
+    return Study(meta, settings, len(rows), len(rows) - failed, failed, incomplete, earlier,
+                 state)
 
 
 def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
@@ -185,6 +190,8 @@ def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -
               "valid for every policy and discipline; its own task per case, `-` without "
               "one); the bound's speed-up = the first policy's end / bound. Raw numbers: "
               "`results.csv`.", ""]
+    if study.state:
+        lines += [study.state[0].upper() + study.state[1:] + ".", ""]
     if study.incomplete:
         lines += [f"Not in the tables ({len(study.incomplete)} cases with a method not "
                   "finished; rerun the sweep to retry failed tasks): "
