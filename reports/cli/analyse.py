@@ -76,7 +76,11 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
     if dtime_s is None:  # compare: a deterministic budget lifts the default wall limit
         p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
                        metavar="SECONDS",
-                       help=f"per solver task, wall clock (default {time_limit_s:g}; with "
+                       help=f"per solver task, wall clock: each solver's whole solve "
+                            "(bounds, hints, sub-solves, model build, search; as solve's "
+                            "--time-limit), so the command takes about the number of "
+                            "solvers times this, plus the policies' simulations and the "
+                            f"bounds (default {time_limit_s:g}; with "
                             "--deterministic-time none, so the budget alone stops CP-SAT)")
         p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                        default=None, metavar="SECONDS",
