@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from reports.cli.common import (
+    DEFAULT_CHUNKS,
     add_instance_args,
     check_output,
     float_arg,
@@ -150,7 +151,9 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("networks", nargs="+", metavar="NETWORK",
                    help="network files (.yml/.yaml/.json) or preset names")
     p.add_argument("--sizes", default="64MiB", metavar="LIST", help="default 64MiB")
-    p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
+    p.add_argument("--chunks", default="2,4,6,8", metavar="LIST",
+                   help="the grid's chunk counts (default 2,4,6,8: a grid around the one "
+                        f"chunk default of the other commands, {DEFAULT_CHUNKS})")
     p.add_argument("--endpoint-delay", default=None, metavar="LIST",
                    help="endpoint delays in ns (default 0; 10, ASTRA-sim 2.x's own, when a "
                         "--timing runs 2.x's simulator, which aborts on 0)")

@@ -156,7 +156,7 @@ def test_train_report_is_deterministic(capsys, tmp_path) -> None:
 
 
 def test_solve_refuses_a_large_iteration(capsys) -> None:
-    code, out, err = run(capsys, "train", "vgg16", "tpu", "--solve")
+    code, out, err = run(capsys, "train", "vgg16", "tpu", "--solve", "--chunks", "64")
     assert code == 2 and out == ""
     assert "too large for the exact iteration model" in err and len(err.strip().splitlines()) == 1
 

@@ -18,7 +18,7 @@ from typing import Any
 from themis.runkind import RunKind
 from themis.schedule import Schedule
 from topologies.errors import InputError
-from topologies.system import SystemConfig
+from topologies.system import DEFAULT_SPLITS, SystemConfig
 
 
 class Phase(StrEnum):
@@ -58,7 +58,7 @@ class TrainingConfig:
     timing: str = "astra-sim-1.0"
     policy: str = "baseline"
     intra: str = "fifo"
-    chunks: int = 64
+    chunks: int = DEFAULT_SPLITS  # the one default of every command (4)
     active_chunks: int = 1
     endpoint_delay_ns: float = 10.0
     all_reduce_algorithms: tuple[str, ...] | None = None
