@@ -91,7 +91,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "and every dimension's order; small iterations only, larger ones "
                         "are refused)")
     p.add_argument("--solve-budget", type=float_arg("--solve-budget"), default=None,
-                   metavar="S", help="CP-SAT deterministic time for --solve (default 20)")
+                   metavar="S", help="CP-SAT deterministic time for --solve (default 20): "
+                                     "it bounds the search on any machine, as the size "
+                                     "cap (refused up front) bounds the model; there is "
+                                     "no wall-clock limit, so the answer reproduces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeline", metavar="FILE",
                    help="draw compute and each dimension's collectives over time "
