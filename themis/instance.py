@@ -109,29 +109,9 @@ class Instance:
         queue, this endpoint delay and these algorithms; ``astra-sim-2`` as
         ``themis simulate --timing astra-sim-2`` does without a system file (2.x's
         chunking and plan shape)."""
-        from themis.runkind import RunKind
-        from themis.simulator import simulate
+        from themis.system_run import run_system
+        from topologies.system import SystemConfig
 
-        run = RunKind.of(timing)
-        if run.meaning.runner == "astra-1.0":
-            from themis.astra_run import simulate_astra
-            from themis.policies import make_policy
-            from topologies.system import SystemConfig
-
-            pol = make_policy(policy)
-            own = run.own(pol.name)
-            system = SystemConfig(endpoint_delay_ns=self.endpoint_delay_ns,
-                                  all_reduce_algorithms=self.algorithms,
-                                  inter=pol.name if own else None, intra=intra)
-            return simulate_astra(self.network, system, self.collective,
-                                  policy=None if own else pol)
-        if run.meaning.runner == "astra-2":
-            from themis.astra2_run import simulate_astra2
-            from topologies.system import SystemConfig
-
-            return simulate_astra2(self.network,
-                                   SystemConfig(all_reduce_algorithms=self.algorithms),
-                                   self.collective, policy=policy, intra=intra,
-                                   endpoint_delay_ns=self.endpoint_delay_ns)
-        tm = make_timing(timing, self.network, self.algorithms, self.endpoint_delay_ns)
-        return simulate(self.network, self.collective, policy=policy, intra=intra, timing=tm)
+        system = SystemConfig(endpoint_delay_ns=self.endpoint_delay_ns,
+                              all_reduce_algorithms=self.algorithms)
+        return run_system(self.network, system, self.collective, timing, policy, intra)

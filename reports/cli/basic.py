@@ -174,7 +174,7 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
     from themis.disciplines import canonical_intra
     from themis.policies import make_policy
     from themis.runkind import RunKind
-    from themis.simulator import simulate
+    from themis.system_run import run_system
 
     policy_name = args.policy or system.inter or "themis"
     policy = make_policy(policy_name)
@@ -194,25 +194,13 @@ def _simulate(args: argparse.Namespace, inputs, system, keys) -> int:
         per_chunk = len(inputs.network.active_dims) * (2 if args.collective == "all-reduce" else 1)
         field, file = inputs.chunks_key
         check_stage_count(collective.chunk_count, max(per_chunk, 1), field, inputs.chunks, file)
-    algorithms = inputs.algorithms(args.collective)
+    inputs.algorithms(args.collective)  # checked here to name the file's key
     t0 = time.perf_counter()
-    run = RunKind.of(args.timing)
-    if run.meaning.runner == "astra-1.0":
-        from themis.astra_run import simulate_astra
-
-        if args.collective == "all-reduce":
-            system.require("collective-optimization")
-        astra_own = run.own(policy.name)
-        sys_cfg = dataclasses.replace(
-            system, chunks=inputs.chunks, endpoint_delay_ns=inputs.endpoint_delay_ns,
-            active_chunks=k, inter=policy.name if astra_own else system.inter,
-            intra=intra or "fifo")
-        result = simulate_astra(inputs.network, sys_cfg, collective,
-                                policy=None if astra_own else policy)
-    else:
-        result = simulate(inputs.network, collective, policy=policy, intra=intra,
-                          timing=args.timing, algorithms=algorithms,
-                          endpoint_delay_ns=inputs.endpoint_delay_ns, active_chunks=k)
+    if RunKind.of(args.timing).meaning.runner == "astra-1.0" and args.collective == "all-reduce":
+        system.require("collective-optimization")
+    sys_cfg = dataclasses.replace(system, endpoint_delay_ns=inputs.endpoint_delay_ns,
+                                  active_chunks=k)
+    result = run_system(inputs.network, sys_cfg, collective, args.timing, policy, intra)
     wall_s = time.perf_counter() - t0
     run_coll = result.schedule.collectives[0]
     chunking = collective.chunking()
@@ -233,9 +221,12 @@ def _simulate_astra2(args: argparse.Namespace, inputs) -> int:
     honoured together when ``--policy`` is not given (default baseline / FIFO, 2.x's
     own); ``--policy`` replaces both, with ``--intra`` (default FIFO) as the discipline.
     """
-    from themis.astra2_run import ignored_keys_note, simulate_astra2
+    import dataclasses
+
+    from themis.astra2_run import ignored_keys_note
     from themis.collective import Collective
     from themis.disciplines import canonical_intra
+    from themis.system_run import run_system
 
     system = inputs.system
     if args.endpoint_delay is not None and args.endpoint_delay == 0:
@@ -262,10 +253,10 @@ def _simulate_astra2(args: argparse.Namespace, inputs) -> int:
         raise InputError("must be at least 1", "--active-chunks", k)
     requested = Collective(args.collective, inputs.size_bytes, inputs.chunks)
     t0 = time.perf_counter()
-    result = simulate_astra2(inputs.network, system, requested, policy=policy_name,
-                             intra=intra, active_chunks=k,
-                             endpoint_delay_ns=args.endpoint_delay,
-                             network_file=args.network)
+    delay = args.endpoint_delay if args.endpoint_delay is not None else system.endpoint_delay_ns
+    result = run_system(inputs.network,
+                        dataclasses.replace(system, endpoint_delay_ns=delay, active_chunks=k),
+                        requested, args.timing, policy_name, intra, network_file=args.network)
     wall_s = time.perf_counter() - t0
     run = result.schedule.collectives[0]
     chunking = {"splits": requested.splits, "chunk_count": run.chunk_count,

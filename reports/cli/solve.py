@@ -63,7 +63,8 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="solver threads/workers (default: the solver's choice)")
     p.add_argument("--no-latency0", dest="latency0", action="store_false",
                    help="cpsat: with per-hop latency or delays, do not solve the latency-0 "
-                        "instance first (half the budget) for hints replayed on this network")
+                        "instance first (up to 75%% of the budget) for hints "
+                        "replayed on this network")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)

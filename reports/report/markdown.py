@@ -111,7 +111,36 @@ def headline(data: ReportData) -> list[str]:
                        f"improvement over {base} {ratio(mean(imp))} on average, "
                        f"{ratio(maximum(imp))} at most, slower on "
                        f"{sum(1 for x in imp if x < 1 - REL_TOL)} of {len(imp)} instances.")
+    out += certified_line(instances)
     return ["## Headline", ""] + [f"- {line}" for line in out] + [""] if out else []
+
+
+#: The distances to the bound the headline counts the best schedule within.
+CERTIFIED_LEVELS: tuple[float, ...] = (0.001, 0.005, 0.01)
+
+
+def certified_line(instances: Sequence[InstanceResult]) -> list[str]:
+    """How close the best known schedule is to the optimum, certified by the strongest
+    lower bound and counted at :data:`CERTIFIED_LEVELS`: the optimum lies between the
+    two, so an instance counts within a level when its best schedule is within it of
+    the bound (a proven optimum counts at 0). Nothing when every instance is proven
+    optimal, or none has both numbers."""
+    gaps = []
+    for i in instances:
+        best, lb = i.best_ns, i.lower_bound_ns
+        if i.proven:
+            gaps.append(0.0)
+        elif best and lb:
+            gaps.append(best / lb - 1)
+    n_proven = sum(1 for i in instances if i.proven)
+    if not gaps or n_proven == len(gaps):
+        return []
+    n = len(gaps)
+    counts = ", ".join(f"within {pct(level, 1)} on {sum(1 for g in gaps if g <= level + REL_TOL)}"
+                       + (f" of {n} instances" if k == 0 else "")
+                       for k, level in enumerate(CERTIFIED_LEVELS))
+    return [f"**best schedule vs the optimum** (certified by the lower bound): {counts} "
+            f"({n_proven} proven optimal); at most {pct(maximum(gaps))} above it."]
 
 
 def policy_gaps(data: ReportData) -> list[str]:

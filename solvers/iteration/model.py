@@ -38,6 +38,7 @@ from solvers.iteration.trace import Issue, Trace, record
 from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.engine import Engine
+from themis.plans import Plan
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
@@ -56,8 +57,6 @@ MAX_INTERVALS = 2000
 RESOLUTION = 1000
 #: Default CP-SAT deterministic-time budget (s, one worker).
 DETERMINISTIC_S = 20.0
-
-Plan = tuple[tuple[str, int], ...]
 
 
 @dataclass

@@ -102,3 +102,19 @@ def test_only_alpha_beta_is_re_timed_with_exact_fractions() -> None:
 
     exact = {name for name in timing_names() if timing_meaning(name).affine_exact}
     assert exact == {"alpha-beta"}
+
+
+def test_one_entry_point_for_system_runs() -> None:
+    """Only ``themis/system_run.py`` calls the ASTRA-sim runners: ``simulate``,
+    ``Instance.simulate``, ``design`` and Chakra traces all go through ``run_system``,
+    so what a system file and a timing mean is decided once."""
+    import re
+
+    root = Path(__file__).parents[2]
+    callers = set()
+    for pkg in ("topologies", "themis", "solvers", "reports"):
+        for path in (root / pkg).rglob("*.py"):
+            text = path.read_text()
+            if re.search(r"(?<!def )\bsimulate_astra2?\(", text):
+                callers.add(path.relative_to(root).as_posix())
+    assert callers == {"themis/system_run.py"}
