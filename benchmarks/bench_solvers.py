@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> list[dict]:
                     "status": res.status, "makespan_ns": mk,
                     "lower_bound_ns": res.lower_bound_ns, "gap": res.gap,
                     "runtime_s": wall, "cpu_s": cpu,
-                    "deterministic_units": res.meta.get("deterministic_time_total"),
+                    "deterministic_units": res.meta.get("deterministic_time_total_s"),
                     "grid": res.meta.get("grid"), "lb3_ns": b.lb3_ns, "lb_ns": b.lb_ns,
                     "lb3_over_makespan": None if mk is None else b.lb3_ns / mk,
                     "themis_ns": themis, "valid": res.valid,

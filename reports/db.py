@@ -197,6 +197,8 @@ class Database(sqlite3.Connection):
 
     path: str = ""
     lock: IO[bytes] | None = None
+    #: Opened read-only while a sweep held the file's lock: the sweep is still running.
+    running: bool = False
 
     def close(self) -> None:
         """Close the connection, then release the lock."""
@@ -376,6 +378,7 @@ def _open_read(p: Path, field: str) -> Database:
         handle.close()
         raise
     conn.lock = handle
+    conn.running = not idle
     if "results" not in tables:
         conn.close()
         raise InputError("not a sweep database (no results table)", field, str(p))
@@ -513,6 +516,12 @@ def set_meta(conn: sqlite3.Connection, items: dict[str, Any]) -> None:
             "INSERT INTO meta (key, value) VALUES (?, ?) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             [(k, v if isinstance(v, str) else json.dumps(v)) for k, v in items.items()])
+
+
+def tasks_done(conn: sqlite3.Connection) -> int:
+    """Rows stored in both tables (finished or failed tasks): what a partial sweep did."""
+    return sum(conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+               for table in ("results", "training") if _has_table(conn, table))
 
 
 def get_meta(conn: sqlite3.Connection) -> dict[str, str]:

@@ -356,7 +356,7 @@ def run_method(instance: Instance, method: Method, catch_sigint: bool = True,
     :class:`solvers.Bounds` of the instance for a solver's AG variant, if the
     caller has them (the solver then does not compute them again);
     ``simulations``: policy schedules of the instance the caller already has, by
-    hint name (``themis+scf``), which a solver reuses for its default hints
+    hint name (``themis/scf``), which a solver reuses for its default hints
     instead of simulating them again (:func:`solvers.solve`).
     """
     from themis.metrics import ideal_ns

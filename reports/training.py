@@ -200,18 +200,28 @@ def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
             os.close(fd)
 
 
+def has_speedups(rows: Sequence[Row]) -> bool:
+    """Whether :func:`write_speedups` has a bar to draw: a second policy, or a bound."""
+    return len(labels_of(rows)) > 1 or any(math.isfinite(r.ideal_speedup) for r in rows)
+
+
 def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
-                   timing: str = TIMING) -> Path:
+                   timing: str = TIMING, setting: str = "") -> Path:
     """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
     speed-ups over the rows' first policy, run under ``timing``.
 
-    At least ~9 inches wide whatever the workload count: the title and the
-    legend need the room, so one or two panels are not squeezed."""
+    ``setting`` (e.g. :meth:`reports.training_db.Setting.label`) replaces the
+    timing in the title, so that the plots of different settings differ. The
+    bound's bars are left out when no row has a bound (:func:`has_speedups`
+    says whether anything is left to draw). At least ~9 inches wide whatever
+    the workload count: the title and the legend need the room, so one or two
+    panels are not squeezed."""
     from reports.training_plots import plot_speedups
     from themis.plots import new_figure, save_figure
 
     labels = labels_of(rows)
     got = rows_by_key(rows)
+    bounded = any(math.isfinite(r.ideal_speedup) for r in rows)
     workloads = list(dict.fromkeys(r.workload for r in rows))
     ncols = min(3, len(workloads))
     nrows = -(-len(workloads) // ncols)
@@ -219,7 +229,8 @@ def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
                            ncols=ncols)
     for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
         data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
-                    "bound (Ideal)": got[w, n, labels[0]].ideal_speedup}
+                    **({"bound (Ideal)": got[w, n, labels[0]].ideal_speedup} if bounded
+                       else {})}
                 for w, n in cases_of(rows) if w == wname}
         plot_speedups(data, ax=ax, title=wname, legend=False,
                       ylabel=f"speed-up over {labels[0]}" if i % ncols == 0 else "")
@@ -229,7 +240,7 @@ def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
     fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
                fontsize=9)
     fig.suptitle(f"Training iteration speed-up over {labels[0]} by workload and network "
-                 f"({timing} timing)")
+                 f"({setting or f'{timing} timing'})")
     save_figure(fig, out / name)
     return out / name
 
@@ -370,4 +381,4 @@ FILE NETWORK --chunks 2 --solve` does one.
 __all__ = ["FAMILIES", "NETWORKS", "PAPER", "POLICIES", "README", "SYSTEM_SOURCE", "SYSTEM_TEXT",
            "TIMING", "Row", "available_policies", "case_table", "default_system", "findings",
            "paper_table", "report_folder", "rows_csv", "run_cases", "speedup_table",
-           "write_plots", "write_report", "write_speedups"]
+           "has_speedups", "write_plots", "write_report", "write_speedups"]

@@ -72,6 +72,8 @@ class Study:
     failed: int
     incomplete: list[str]
     earlier: int
+    #: How far the sweep got when it is not finished (:func:`reports.sweep.progress.sweep_state`).
+    state: str = ""
 
 
 def _setting(row: dict[str, Any]) -> Setting:
@@ -92,23 +94,26 @@ def _ordered(rows: list[dict[str, Any]], meta: dict[str, str]) -> tuple[list[dic
 def read_study(db_path: str | os.PathLike) -> Study:
     """The training tasks of the database ``db_path`` (opened read-only)."""
     from reports import db
+    from reports.sweep.progress import sweep_state
 
     conn = db.connect(db_path, create=False, field="--db")
     try:
         meta = db.get_meta(conn)
         stored = db.read_training_rows(conn)
+        state = sweep_state(meta, db.tasks_done(conn), conn.running)
     finally:
         conn.close()
     if not stored:
         raise InputError("holds no training task (a spec's [[training]] tables make them: "
                          "themis sweep SPEC.toml --db DB)", "--db", str(db_path))
-    return study_of(stored, meta)
+    return study_of(stored, meta, state)
 
 
-def study_of(stored: list[dict[str, Any]], meta: dict[str, str]) -> Study:
+def study_of(stored: list[dict[str, Any]], meta: dict[str, str], state: str = "") -> Study:
     """The study of training rows (as the database stores them, or as
     :func:`~reports.sweep.training.run_training_task` returns them) and the sweep's meta
-    (``training_order``: the tasks' order)."""
+    (``training_order``: the tasks' order); ``state`` says how far an unfinished sweep
+    got (empty when it finished)."""
     from reports.training import FAMILIES
 
     rows, earlier = _ordered(stored, meta)
@@ -144,7 +149,8 @@ def study_of(stored: list[dict[str, Any]], meta: dict[str, str]) -> Study:
         if out:
             settings.append((s, out))
     failed = sum(r["status"] == "error" for r in rows)
-    return Study(meta, settings, len(rows), len(rows) - failed, failed, incomplete, earlier)
+    return Study(meta, settings, len(rows), len(rows) - failed, failed, incomplete, earlier,
+                 state)
 
 
 def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
@@ -166,15 +172,19 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
                 t0: float | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of ``study`` to ``out_dir``
     (``t0``: when the work began, for the wall time the README quotes)."""
-    from reports.training import report_folder, write_speedups
+    from reports.training import has_speedups, report_folder, write_speedups
 
     t0 = time.perf_counter() if t0 is None else t0
     with report_folder(Path(out_dir), "--out") as out:
         written = []
-        plots = []
-        for i, (_, rows) in enumerate(study.settings):
+        plots: list[str | None] = []
+        for i, (setting, rows) in enumerate(study.settings):
+            if not has_speedups(rows):  # one policy and no bound: nothing to draw
+                plots.append(None)
+                continue
             name = "speedups.png" if len(study.settings) == 1 else f"speedups-{i + 1}.png"
-            written.append(write_speedups(out, rows, name, rows[0].timing))
+            written.append(write_speedups(out, rows, name, rows[0].timing,
+                                          setting=setting.label()))
             plots.append(name)
         every = [r for _, rows in study.settings for r in rows]
         atomic_write(out / "results.csv", rows_csv(every))
@@ -183,7 +193,7 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
         return [out / "README.md", out / "results.csv", *written]
 
 
-def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
+def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -> str:
     """The README's text."""
     meta = study.meta
     lines = [f"# {meta.get('title') or 'Training study'}", ""]
@@ -203,6 +213,8 @@ def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
               "one, as for Chakra traces, whose slot bound depends on the policy); the "
               "bound's speed-up = the first policy's end / bound. Raw numbers: "
               "`results.csv`.", ""]
+    if study.state:
+        lines += [study.state[0].upper() + study.state[1:] + ".", ""]
     if study.incomplete:
         lines += [f"Not in the tables ({len(study.incomplete)} cases with a method not "
                   "finished; rerun the sweep to retry failed tasks): "
@@ -215,7 +227,10 @@ def readme(study: Study, command: str, plots: list[str], wall_s: float) -> str:
         lines += [f"## {setting.label()}", "",
                   f"Workloads {', '.join(dict.fromkeys(r.workload for r in rows))}; networks "
                   f"{', '.join(dict.fromkeys(r.network for r in rows))}; policies "
-                  f"{', '.join(labels)}. Plot: `{plot}`.", "",
+                  f"{', '.join(labels)}. "
+                  + (f"Plot: `{plot}`." if plot else
+                     "No plot: one policy and no bound task, so there is no speed-up to "
+                     "draw (name a second policy, or leave `bound` on)."), "",
                   f"### Speed-up over {labels[0]} (mean / max over the networks)", "",
                   speedup_table(rows), "", "### Iteration time (ms)", "",
                   case_table(rows, "end_ns"), "",

@@ -6,8 +6,9 @@ axes it drew on; matplotlib is imported lazily and drawn with the Agg canvas
 
 :func:`plot_training_timeline` draws one row for the NPU's compute and one row
 per network dimension. Compute steps are grey; every stage of a collective has
-that collective's colour (all its chunks alike), so one can follow a
-collective across the dimensions. Where the NPU computes nothing, the compute
+that collective's colour (all its chunks alike; :data:`COLLECTIVE_COLORS`,
+repeating after 17 collectives), so one can follow a collective across the
+dimensions. Where the NPU computes nothing, the compute
 row is shaded red: that is the exposed communication.
 """
 
@@ -24,10 +25,24 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-#: The qualitative colormap collectives cycle through.
-COLLECTIVE_COLORMAP = "tab20"
+#: The colours collectives cycle through, in the order of their first stage: a
+#: qualitative palette of saturated colours (``tab10`` without its grey, the distinct
+#: ones of ``Dark2``, then a few more), each at least 25 CIELAB units from every
+#: other and none pale or grey (compute is grey), so that up to 17 collectives in a
+#: row each have their own colour.
+COLLECTIVE_COLORS: tuple[str, ...] = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22",
+    "#17becf", "#1b9e77", "#e7298a", "#e6ab02", "#a6761d", "#800000", "#911eb4", "#f032e6",
+    "#4363d8")
 _COMPUTE_COLOR = "0.45"
 _EXPOSED_COLOR = "tab:red"
+
+
+def timeline_colors(stages: Sequence[tuple[int, Any, float, float]]) -> dict[Any, str]:
+    """Each collective's colour: :data:`COLLECTIVE_COLORS` in turn, in the order of the
+    collectives' first stage (``stages``: (dim, collective id, start, end))."""
+    first = dict.fromkeys(c for _, c, _, _ in sorted(stages, key=lambda s: s[2]))
+    return {cid: COLLECTIVE_COLORS[i % len(COLLECTIVE_COLORS)] for i, cid in enumerate(first)}
 
 
 def _time_unit(end_ns: float) -> tuple[float, str]:
@@ -84,16 +99,12 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
     ``xmax_ns`` (default: the result's end) sets the x range and its unit, so
     that several results can share one axis.
     """
-    from matplotlib import colormaps
-
     compute, stages, ndims = timeline_data(result)
     if ax is None:
         _, (ax,) = new_figure(11.0, 1.2 + 0.55 * (ndims + 1))
     xmax = float(xmax_ns if xmax_ns is not None else result.end_ns)
     scale, unit = _time_unit(xmax)
-    cmap = colormaps[COLLECTIVE_COLORMAP]
-    order = {cid: i for i, cid in enumerate(dict.fromkeys(c for _, c, _, _ in
-                                                          sorted(stages, key=lambda s: s[2])))}
+    colors = timeline_colors(stages)
     rows = ndims + 1
     top = rows - 1  # compute on top, dimension 0 below it
     gaps = exposed_intervals(compute, float(result.end_ns))
@@ -106,13 +117,14 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
         by_key[(dim, cid)].append((start / scale, (end - start) / scale))
     for (dim, cid), bars in by_key.items():
         ax.broken_barh(bars, (top - 1 - dim - 0.35, 0.7),
-                       facecolors=cmap(order[cid] % cmap.N), edgecolors="white",
+                       facecolors=colors[cid], edgecolors="white",
                        linewidth=0.2)
     ax.set_yticks(range(rows), [f"dim {top - 1 - r}" for r in range(rows - 1)] + ["compute"])
     ax.set_ylim(-0.6, rows - 0.4)
     ax.set_xlim(0, xmax / scale)
     ax.set_xlabel(f"time ({unit}); red: no compute running (exposed communication); "
-                  f"colours: one per collective")
+                  f"colours: one per collective (repeating after "
+                  f"{len(COLLECTIVE_COLORS)})")
     if title:
         ax.set_title(title)
     if path is not None:
@@ -148,8 +160,6 @@ def plot_et_timeline(result: Any, ax: Axes | None = None,
     class of identical ranks (top first) its compute slot (grey; red where no compute
     runs until the iteration's end: exposed communication) and its communication slot
     (one colour per collective node, the k-th in id order alike in every class)."""
-    from matplotlib import colormaps
-
     classes = list(result.classes)
     shown = len(classes)
     if shown > MAX_ET_CLASSES:  # the slowest classes, in their own order
@@ -161,7 +171,6 @@ def plot_et_timeline(result: Any, ax: Axes | None = None,
         _, (ax,) = new_figure(11.0, 1.2 + 0.55 * rows)
     end = float(result.end_ns)
     scale, unit = _time_unit(end)
-    cmap = colormaps[COLLECTIVE_COLORMAP]
     labels: list[str] = []
     for c, (ranks, nodes) in enumerate(classes):
         comp_y, comm_y = rows - 1 - 2 * c, rows - 2 - 2 * c
@@ -177,7 +186,8 @@ def plot_et_timeline(result: Any, ax: Axes | None = None,
         for k, n in enumerate(colls):
             if n.end_ns > n.issue_ns:
                 ax.broken_barh([(n.issue_ns / scale, (n.end_ns - n.issue_ns) / scale)],
-                               (comm_y - 0.35, 0.7), facecolors=cmap(k % cmap.N),
+                               (comm_y - 0.35, 0.7),
+                               facecolors=COLLECTIVE_COLORS[k % len(COLLECTIVE_COLORS)],
                                edgecolors="white", linewidth=0.2)
         who = ranks_label(ranks)
         labels = [f"{who}: comm", f"{who}: compute"] + labels

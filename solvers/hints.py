@@ -49,9 +49,9 @@ def hint_methods() -> list[tuple[str, str | None]]:
 
 
 def hint_name(policy: str, intra: str | None) -> str:
-    """The name of a default hint candidate: ``policy+intra``, or ``policy`` for a policy
-    that chooses its discipline itself."""
-    return policy if intra is None else f"{policy}+{intra}"
+    """The name of a default hint candidate: ``policy/intra`` (as ``compare`` names its
+    rows), or ``policy`` for a policy that chooses its discipline itself."""
+    return policy if intra is None else f"{policy}/{intra}"
 
 
 def simulated_hints(instance: Instance, deadline: float = float("inf"),
@@ -119,7 +119,7 @@ def seeded(data: ProblemData, rs_counts: dict[tuple[int, int], int],
             ag = list(route)
         plans = [data.plan(r, q) for r, q in zip(route, ag, strict=True)]
         for intra in ("fifo", "scf"):
-            out[f"lb3-routes-{arrangement}+{intra}"] = simulate(
+            out[f"lb3-routes-{arrangement}/{intra}"] = simulate(
                 data.instance.network, data.instance.collective, intra=intra,
                 timing=data.instance.timing, plans=[plans], ag_order=data.ag_order)
     return out

@@ -53,10 +53,11 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solvers.bounds import Bounds, bounds
+from solvers.bounds import LB3_SAFETY_S, Bounds, bounds
 from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.params import SolverParams
 from solvers.result import PROOF_TOL, BoundSource, Result, Status
+from solvers.solve import PHASE_MARGIN
 from themis.checker import check
 from themis.instance import Instance
 from themis.plans import stage_plan
@@ -252,7 +253,7 @@ def _chain(instance: Instance, dtime_s: float, chain_chunks: int, seed: int,
     res, lat0 = cached
     info = {"from_chunks": c0, "status": str(res.status), "from_makespan_ns": res.makespan_ns,
             "from_lower_bound_ns": res.lower_bound_ns,
-            "deterministic_time_s": res.meta.get("deterministic_time_total")}
+            "deterministic_time_s": res.meta.get("deterministic_time_total_s")}
     sources = {} if res.schedule is None else {"solve": res.schedule}
     sources.update(lat0)
     best: Schedule | None = None
@@ -419,19 +420,44 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     if isinstance(target_gap, bool) or not isinstance(target_gap, int | float) \
             or not 0 <= target_gap < 1:
         raise InputError("must be a relative gap in [0, 1)", "target-gap", target_gap)
-    bnds = bounds(instance)
+    # Under a wall-clock limit the LB3 MIP's safety net takes at most 30% of it (as in
+    # solve; LB3 then falls back to LB2, labelled), so that the limit bounds the run.
+    t_lb = time.perf_counter()
+    bnds = bounds(instance) if time_limit_s is None else \
+        bounds(instance, safety_s=min(LB3_SAFETY_S, max(0.05, 0.3 * time_limit_s)))
+    bounds_s = time.perf_counter() - t_lb
     lb = bnds.lb_ns
     start = best_plan(coll, net, tm, intra_names())
     start_ns = start.makespan_ns
     assert start_ns is not None, "best_plan simulates its choice"
-    chained, chain_info = (None, {}) if chain_dtime_s <= 0 else _chain(
-        instance, chain_dtime_s, chain_chunks, seed,
-        None if end is None else max(0.05, 0.5 * (end - time.perf_counter())), latency0)
+    skipped: dict[str, str] = {}
+
+    def no_time(share: float, need_s: float, what: str) -> bool:
+        """Under the wall-clock limit: whether ``what`` (about ``need_s``, allowed
+        ``share`` of the time left) does not fit; ``skipped`` then says why."""
+        if end is None:
+            return False
+        left = end - time.perf_counter()
+        if share * left >= PHASE_MARGIN * need_s:
+            return False
+        skipped[what] = (f"not enough time left ({max(0.0, left):.2f} s of the "
+                         f"{time_limit_s:g} s time limit; it needs about "
+                         f"{PHASE_MARGIN * need_s / share:.2f} s)")
+        return True
+
+    chained, chain_info = (None, {}) if chain_dtime_s <= 0 else \
+        (None, {"skipped": "time limit"}) if no_time(0.5, bounds_s, "chain") else _chain(
+            instance, chain_dtime_s, chain_chunks, seed,
+            None if end is None else max(0.05, 0.5 * (end - time.perf_counter())), latency0)
     # The doubling bound, as :func:`solvers.solve` uses it: at latency 0 (durations
     # linear in size) LB3 at 2C is a valid bound for C too, often higher
     # (after the chain, whose CP-SAT solve it must not change).
-    dbl_ns, dbl_k = (0.0, 0) if not doubling or not linear_in_size(instance) else \
-        doubling_bound(instance, bnds.ag_order, (2,))
+    dbl_ns, dbl_k = (0.0, 0) if not doubling or not linear_in_size(instance) \
+        or no_time(1.0, 2 * bounds_s, "doubling_bound") else \
+        doubling_bound(instance, bnds.ag_order, (2,),
+                       **({} if end is None else
+                          {"safety_s": min(LB3_SAFETY_S,
+                                           max(0.05, 0.3 * (end - time.perf_counter())))}))
     doubled = dbl_ns > lb
     if doubled:
         lb = dbl_ns
@@ -464,7 +490,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     status = Status.FEASIBLE
     solver_ns = None
     # 3. CP-SAT warm-started from the best schedule.
-    if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL):
+    if use_cpsat and best.makespan_ns > lb * (1 + PROOF_TOL) and \
+            not (cpsat_dtime_s is None and no_time(1.0, bounds_s, "cpsat")):
         left = None if end is None else max(0.05, end - time.perf_counter())
         res = _cpsat(instance, best, bnds, cpsat_dtime_s, left, seed, latency0)
         if res is not None:
@@ -479,6 +506,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                     best.makespan_ns <= res.makespan_ns * (1 + PROOF_TOL):
                 status = Status.OPTIMAL
                 meta["proof"] = "cpsat"
+    if skipped:
+        meta["skipped"] = skipped
+        clock.stopped_by = "time_limit"
     if clock.stopped_by:
         meta["stopped_by"] = clock.stopped_by
     if status != Status.OPTIMAL and best.makespan_ns <= lb * (1 + PROOF_TOL):

@@ -89,6 +89,27 @@ def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
     return given
 
 
+#: An optional phase (a sub-solve, the doubling bound) under a wall-clock limit starts
+#: only when the time it may use is at least this many times what the same work took
+#: at this level (so that ``--time-limit`` bounds the whole solve; with a
+#: deterministic budget every phase runs, as the result must not depend on the machine).
+PHASE_MARGIN = 2.0
+
+
+def _no_time_for(params: SolverParams, t0: float, share: float, need_s: float,
+                 what: str) -> str:
+    """Why an optional phase that needs about ``need_s`` and may use ``share`` of the
+    wall clock left is skipped (``""``: it runs)."""
+    if params.deterministic:
+        return ""
+    left = params.time_limit_s - (time.perf_counter() - t0)
+    if share * left >= PHASE_MARGIN * need_s:
+        return ""
+    return (f"skipped: not enough time left for {what} ({max(0.0, left):.2f} s of the "
+            f"{params.time_limit_s:g} s time limit; it needs about "
+            f"{PHASE_MARGIN * need_s / share:.2f} s)")
+
+
 def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
                 hint: Schedule | Sequence[Schedule] | None,
                 params: SolverParams, t0: float,
@@ -141,7 +162,7 @@ def solve(
     the fallback answer. Without one, the hint is the best simulation of
     every registered policy under every discipline; ``simulations`` are such
     schedules the caller already has (by :func:`solvers.hints.hint_name`,
-    e.g. ``themis+scf``), reused instead of simulated again. With ``seed_lb3``,
+    e.g. ``themis/scf``), reused instead of simulated again. With ``seed_lb3``,
     schedules on LB3's route counts join the candidates. With ``latency0``
     (CP-SAT, an instance with latencies or delays) the latency-0 instance's
     answers replayed on this one join them too (:func:`latency0_hints`).
@@ -166,10 +187,15 @@ def _solve(instance: Instance, solver: str, params: SolverParams | None,
     data = ProblemData(instance, params.ag_order)
     if backend.check_size is not None:
         backend.check_size(data)
+    t_lb = time.perf_counter()
     lb = _bounds(instance, data, bounds, params)
+    bounds_s = time.perf_counter() - t_lb
     cands, meta = _candidates(instance, data, lb, hint, params, t0, simulations)
-    run_params = _latency0(instance, solver, params, cands, meta, t0)
-    run_params, lb = _doubling(instance, solver, run_params, lb, cands, meta, t0)
+    # What one level of preparation (data, bounds, hints) took: a sub-solve repeats it.
+    prep_s = time.perf_counter() - t0
+    run_params = _latency0(instance, solver, params, cands, meta, t0, prep_s)
+    run_params, lb = _doubling(instance, solver, run_params, lb, cands, meta, t0, prep_s,
+                               bounds_s)
     if keep is not None:
         keep.update(cands)
     best = best_hint(data, cands, params.symmetry)
@@ -192,25 +218,33 @@ def _solve(instance: Instance, solver: str, params: SolverParams | None,
                               log=traceback.format_exc())
     result = grade(problem, raw, t0, ref_ns, meta)
     result.meta["replays"] = problem.retime.replays
-    if "deterministic_time_total" in result.meta or "chain_deterministic_time_s" in meta \
+    if "deterministic_time_total_s" in result.meta or "chain_deterministic_time_s" in meta \
             or "latency0_deterministic_time_s" in meta:
-        result.meta["deterministic_time_total"] = \
-            float(result.meta.get("deterministic_time_total") or 0.0) + \
+        result.meta["deterministic_time_total_s"] = \
+            float(result.meta.get("deterministic_time_total_s") or 0.0) + \
             float(meta.get("chain_deterministic_time_s", 0.0)) + \
             float(meta.get("latency0_deterministic_time_s", 0.0))
     return result
 
 
 def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
-              cands: dict[str, Schedule], meta: dict, t0: float
-              ) -> tuple[SolverParams, Bounds]:
+              cands: dict[str, Schedule], meta: dict, t0: float, prep_s: float = 0.0,
+              bounds_s: float = 0.0) -> tuple[SolverParams, Bounds]:
     """The doubling chain's hint and bound (:mod:`solvers.doubling`; CP-SAT only).
 
     Adds the split C/2 schedule to ``cands``; returns the parameters the
     backend runs with (the deterministic time the chain used is taken off) and
-    the bounds (at latency 0 raised to LB3(2C) where that is higher).
+    the bounds (at latency 0 raised to LB3(2C) where that is higher). Under a
+    wall-clock limit the C/2 sub-solve is skipped when its share of the time left
+    is below ``PHASE_MARGIN`` x ``prep_s`` (this level's preparation), and the
+    doubling bound when the time left is below ``PHASE_MARGIN`` x 2 ``bounds_s``
+    (the bounds at 2C); ``meta["doubling"]`` says so.
     """
-    if not params.doubling or solver != "cpsat":
+    if not params.doubling or solver != "cpsat" or chain_base_of(instance) is None:
+        return params, lb
+    why = _no_time_for(params, t0, CHAIN_SHARE, prep_s, "the C/2 sub-solve (doubling)")
+    if why:
+        meta["doubling"] = {"skipped": why}
         return params, lb
     left = params.time_limit_s - (time.perf_counter() - t0)
     chain = chain_hint(instance, solver, params, left)
@@ -220,7 +254,11 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
     if chain.schedule is not None:
         cands[f"split-C{chain.from_chunks}"] = chain.schedule
     meta["chain_deterministic_time_s"] = chain.deterministic_time_s
-    if linear_in_size(instance):
+    why = _no_time_for(params, t0, 1.0, 2 * bounds_s, "the doubling bound LB3(2C)")
+    if why and linear_in_size(instance):
+        info["bound_skipped"] = why
+    elif linear_in_size(instance):
+        left = params.time_limit_s - (time.perf_counter() - t0)
         safety = LB3_SAFETY_S if params.deterministic else \
             min(LB3_SAFETY_S, max(0.05, 0.3 * left))
         value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
@@ -236,10 +274,17 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
 
 
 def _latency0(instance: Instance, solver: str, params: SolverParams,
-              cands: dict[str, Schedule], meta: dict, t0: float) -> SolverParams:
+              cands: dict[str, Schedule], meta: dict, t0: float,
+              prep_s: float = 0.0) -> SolverParams:
     """The latency-0 hints (:func:`latency0_hints`; CP-SAT only) added to ``cands``;
-    returns the parameters the rest runs with (the deterministic time used taken off)."""
-    if not params.latency0 or solver != "cpsat":
+    returns the parameters the rest runs with (the deterministic time used taken off).
+    Under a wall-clock limit the sub-solve is skipped when its share of the time left
+    is below ``PHASE_MARGIN`` x ``prep_s`` (``meta["latency0"]`` says so)."""
+    if not params.latency0 or solver != "cpsat" or zero_latency(instance) is None:
+        return params
+    why = _no_time_for(params, t0, LATENCY0_SHARE, prep_s, "the latency-0 sub-solve")
+    if why:
+        meta["latency0"] = {"skipped": why}
         return params
     left = params.time_limit_s - (time.perf_counter() - t0)
     found, info, used = latency0_hints(instance, solver, params, left)
@@ -278,7 +323,7 @@ def latency0_hints(instance: Instance, solver: str, params: SolverParams,
         res = _solve(inst0, solver, sub, None, None, None, {}, kept)
     except InputError as err:
         return {}, {"skipped": str(err)}, 0.0
-    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    used = float(res.meta.get("deterministic_time_total_s") or 0.0)
     info: dict = {"status": str(res.status), "makespan_ns": res.makespan_ns,
                   "lower_bound_ns": res.lower_bound_ns, "deterministic_time_s": used,
                   "candidates": {}}
@@ -315,6 +360,18 @@ class ChainHint:
                 "deterministic_time_s": self.deterministic_time_s, "levels": self.levels}
 
 
+def chain_base_of(instance: Instance) -> Instance | None:
+    """The C/2 instance of :func:`chain_hint`, or ``None`` when C has no chain (odd,
+    below ``2 x CHAIN_MIN_CHUNKS``, above ``CHAIN_MAX_CHUNKS``, or C/2 does not split)."""
+    c = instance.chunks
+    if c % 2 or c // 2 < CHAIN_MIN_CHUNKS or c > CHAIN_MAX_CHUNKS:
+        return None
+    half = with_chunks(instance, c // 2)
+    if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
+        return None
+    return half
+
+
 def chain_hint(instance: Instance, solver: str, params: SolverParams,
                remaining_s: float) -> ChainHint | None:
     """Solve ``instance`` at C/2 (itself with its own chain) and split the answer for C.
@@ -327,10 +384,8 @@ def chain_hint(instance: Instance, solver: str, params: SolverParams,
     ``CHAIN_MAX_CHUNKS`` or does not split.
     """
     c = instance.chunks
-    if c % 2 or c // 2 < CHAIN_MIN_CHUNKS or c > CHAIN_MAX_CHUNKS:
-        return None
-    half = with_chunks(instance, c // 2)
-    if not splits(half, 2) or len(instance.collective.chunk_sizes()) != c:
+    half = chain_base_of(instance)
+    if half is None:
         return None
     det = params.deterministic_time_s
     # The latency-0 hints of C/2 are not solved again: the C solve's latency-0
@@ -339,7 +394,7 @@ def chain_hint(instance: Instance, solver: str, params: SolverParams,
         params, time_limit_s=max(0.05, CHAIN_SHARE * remaining_s),
         deterministic_time_s=None if det is None else CHAIN_SHARE * det, latency0=False)
     res = solve(half, solver, sub)
-    used = float(res.meta.get("deterministic_time_total") or 0.0)
+    used = float(res.meta.get("deterministic_time_total_s") or 0.0)
     levels = 1 + int((res.meta.get("doubling") or {}).get("levels", 0))
     sched = None if res.schedule is None else split_schedule(res.schedule, instance, 2)
     return ChainHint(c // 2, str(res.status), res.makespan_ns, sched, used, levels)

@@ -58,6 +58,13 @@ def unmodelled_scheduling(value: object, inter: bool = True) -> str | None:
 #: 1.0, tag tutorial-asplos2023, and of 2.x alike): ``inter-dimension-scheduling``
 #: ascending (= baseline), ``intra-dimension-scheduling`` FIFO, ``endpoint-delay``
 #: 10 ns, ``boost-mode`` 0, ``active-chunks-per-dimension`` 1. Field -> value.
+#: The one chunk default (splits) of every command and timing when neither ``--chunks``
+#: nor a system file's ``preferred-dataset-splits`` gives one (both ASTRA-sim versions
+#: require the key, so this applies only without a system file): 4, the value of the
+#: ASTRA-sim tutorial's dgx2 and tpu system files, and small enough that every exact
+#: solver proves its answer in seconds.
+DEFAULT_SPLITS = 4
+
 ASTRA_DEFAULTS: dict[str, object] = {
     "inter": "baseline",
     "intra": "fifo",

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 from reports.cli.common import (
+    DEFAULT_CHUNKS,
     add_instance_args,
     check_output,
     float_arg,
@@ -76,7 +77,11 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
     if dtime_s is None:  # compare: a deterministic budget lifts the default wall limit
         p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
                        metavar="SECONDS",
-                       help=f"per solver task, wall clock (default {time_limit_s:g}; with "
+                       help=f"per solver task, wall clock: each solver's whole solve "
+                            "(bounds, hints, sub-solves, model build, search; as solve's "
+                            "--time-limit), so the command takes about the number of "
+                            "solvers times this, plus the policies' simulations and the "
+                            f"bounds (default {time_limit_s:g}; with "
                             "--deterministic-time none, so the budget alone stops CP-SAT)")
         p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                        default=None, metavar="SECONDS",
@@ -146,7 +151,9 @@ def register(sub: Any, parser_class: type[argparse.ArgumentParser]) -> None:
     p.add_argument("networks", nargs="+", metavar="NETWORK",
                    help="network files (.yml/.yaml/.json) or preset names")
     p.add_argument("--sizes", default="64MiB", metavar="LIST", help="default 64MiB")
-    p.add_argument("--chunks", default="2,4,6,8", metavar="LIST", help="default 2,4,6,8")
+    p.add_argument("--chunks", default="2,4,6,8", metavar="LIST",
+                   help="the grid's chunk counts (default 2,4,6,8: a grid around the one "
+                        f"chunk default of the other commands, {DEFAULT_CHUNKS})")
     p.add_argument("--endpoint-delay", default=None, metavar="LIST",
                    help="endpoint delays in ns (default 0; 10, ASTRA-sim 2.x's own, when a "
                         "--timing runs 2.x's simulator, which aborts on 0)")

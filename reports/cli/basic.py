@@ -21,9 +21,6 @@ from reports.formatting import format_table, print_json
 from reports.limits import BYTES_PER_STAGE, MAX_STAGES, SECONDS_PER_STAGE, check_stage_count
 from topologies.errors import InputError
 
-#: ``simulate``'s chunk count without --chunks and without a system file's value.
-SIMULATE_CHUNKS = 64
-
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     """Add ``presets``, ``network`` and ``simulate`` to the ``themis`` subcommands."""
@@ -40,7 +37,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.set_defaults(func=cmd_network)
 
     p = sub.add_parser("simulate", help="simulate a collective under a policy")
-    add_instance_args(p, chunks_default=SIMULATE_CHUNKS)
+    add_instance_args(p)
     p.add_argument("--collective", default="all-reduce",
                    choices=["all-reduce", "reduce-scatter", "all-gather"])
     p.add_argument("--policy", default=None,
@@ -150,7 +147,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
     check_output(args.schedule_out, "--schedule-out")
     check_output(args.gantt, "--gantt", figure=True)
-    inputs = resolve_inputs(args, chunks_default=SIMULATE_CHUNKS)
+    inputs = resolve_inputs(args)
     system = inputs.system
     if not has_timing(args.timing):
         raise InputError(f"unknown timing model (expected one of {', '.join(timing_names())})",

@@ -18,11 +18,15 @@ from dataclasses import dataclass
 
 from topologies.errors import InputError, shorten
 from topologies.network import Network
-from topologies.system import SystemConfig
+from topologies.system import DEFAULT_SPLITS, SystemConfig
 from topologies.units import MAX_LATENCY_NS, parse_size
 
 DEFAULT_SIZE = "64MiB"
-DEFAULT_CHUNKS = 4
+#: The chunk default of every command (:data:`topologies.system.DEFAULT_SPLITS`).
+DEFAULT_CHUNKS = DEFAULT_SPLITS
+#: What every ``--chunks`` help says about the default.
+CHUNKS_DEFAULT_HELP = (f"default: the system file's preferred-dataset-splits, else "
+                       f"{DEFAULT_SPLITS}, in every command and timing")
 
 
 def registry_names() -> dict[str, str]:
@@ -106,15 +110,14 @@ def add_network_args(p: argparse.ArgumentParser, system: bool = True) -> None:
                             "boost-mode 0, active-chunks-per-dimension 1)")
 
 
-def add_instance_args(p: argparse.ArgumentParser, chunks_default: int | None = None) -> None:
+def add_instance_args(p: argparse.ArgumentParser) -> None:
     """NETWORK, --system, --size, --chunks, --endpoint-delay."""
     add_network_args(p)
     p.add_argument("--size", default=None,
                    help=f"collective size, e.g. 1GiB, 64MiB, 512KiB or bytes "
                         f"(default {DEFAULT_SIZE})")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
-                   help=f"chunks (default: the system file's preferred-dataset-splits, "
-                        f"else {chunks_default or DEFAULT_CHUNKS})")
+                   help=f"chunks ({CHUNKS_DEFAULT_HELP})")
     p.add_argument("--endpoint-delay", type=float_arg("--endpoint-delay"), default=None,
                    metavar="NS", help="endpoint delay per message step in ns "
                                       "(default: the system file's, 10 if it omits it as in "
@@ -273,14 +276,14 @@ class Inputs:
                             self.algorithms("all-reduce"))
 
 
-def resolve_inputs(args: argparse.Namespace, chunks_default: int = DEFAULT_CHUNKS) -> Inputs:
+def resolve_inputs(args: argparse.Namespace) -> Inputs:
     """Resolve NETWORK, --system, --size, --chunks, --endpoint-delay with defaults."""
     network = load_network(args.network)
     system = load_system(getattr(args, "system", None))
     size = parse_size(args.size if args.size is not None else DEFAULT_SIZE, "--size")
     if args.chunks is None:
         system.require("preferred-dataset-splits")
-    chunks = args.chunks if args.chunks is not None else (system.chunks or chunks_default)
+    chunks = args.chunks if args.chunks is not None else (system.chunks or DEFAULT_CHUNKS)
     if chunks < 1:
         raise InputError("chunks must be at least 1", "--chunks", chunks)
     delay = args.endpoint_delay

@@ -7,11 +7,17 @@ import math
 from pathlib import Path
 from typing import Any
 
-from reports.cli.common import check_output, float_arg, int_arg, load_network
+from reports.cli.common import (
+    CHUNKS_DEFAULT_HELP,
+    DEFAULT_CHUNKS,
+    check_output,
+    float_arg,
+    int_arg,
+    load_network,
+)
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
-DEFAULT_DESIGN_CHUNKS = 64
 DEFAULT_DESIGN_SIZE = "1GiB"
 
 
@@ -41,8 +47,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help=f"one all-reduce of this size (default {DEFAULT_DESIGN_SIZE}; not with "
                         "--workload)")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
-                   help=f"chunks per collective (default: the system file's "
-                        f"preferred-dataset-splits, else {DEFAULT_DESIGN_CHUNKS})")
+                   help=f"chunks per collective ({CHUNKS_DEFAULT_HELP})")
     p.add_argument("--timing", default=None,
                    help="timing of simulated policies: alpha-beta (default; astra-sim-2 for "
                         "Chakra traces) or an ASTRA-sim timing, which runs --system as "
@@ -260,7 +265,7 @@ def _settle(args: argparse.Namespace) -> tuple[Any, str]:
                          "algorithms, collective-optimization)", "--system", None)
     system = load_system(args.system)
     if args.chunks is None:
-        args.chunks = system.chunks or DEFAULT_DESIGN_CHUNKS
+        args.chunks = system.chunks or DEFAULT_CHUNKS
     if args.intra is None:
         args.intra = canonical_intra(system.intra) if system.intra else "fifo"
     if args.endpoint_delay is not None:
@@ -328,7 +333,8 @@ def cmd_design(args: argparse.Namespace) -> int:
         plot_designs(shares, ax=ax, title=f"designs on {_shape(problem.network)}")
         save_figure(fig, args.plot)
     if args.json:
-        out = {"policy": args.policy, "bandwidths_GBps": list(chosen.bandwidths_GBps),
+        out = {"policy": args.policy, "splits": args.chunks,
+               "bandwidths_GBps": list(chosen.bandwidths_GBps),
                what: chosen.time_ns, "cost": chosen.cost, "budget": problem.budget,
                "costs_per_GBps": list(problem.costs), "start": chosen.start,
                "starts_ns": chosen.starts_ns, "evaluations": chosen.evaluations,

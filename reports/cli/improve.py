@@ -33,7 +33,12 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    metavar="S", help="CP-SAT deterministic time, one worker (default 0 = no "
                                      "CP-SAT; with --time-limit CP-SAT gets the second half)")
     p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
-                   metavar="S", help="wall-clock limit (results then depend on the machine)")
+                   metavar="S", help="wall-clock limit of the whole run (results then "
+                                     "depend on the machine): the local search gets the "
+                                     "first half when CP-SAT runs, CP-SAT (and the chain, the "
+                                     "doubling bound) start only when the time left fits "
+                                     "them (the JSON's meta.skipped says which did not); "
+                                     "the lower bounds and the portfolio start always run")
     p.add_argument("--seed", type=int_arg("--seed"), default=0, help="search seed (default 0)")
     p.add_argument("--seeds", type=int_arg("--seeds"), default=1, metavar="N",
                    help="run the local search with seeds SEED ... SEED+N-1 (each with the "

@@ -35,10 +35,15 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--time-limit", type=float_arg("--time-limit"),
                    default=None, metavar="SECONDS",
                    help="wall-clock seconds for the whole solve: lower bounds, hint "
-                        "simulations, model building and search (a model build is not "
-                        "interrupted; too large models are refused) "
+                        "simulations, the latency-0 and C/2 sub-solves, model building and "
+                        "search; a phase that does not fit in the time left is skipped "
+                        "(the JSON's meta says which) and a model whose build would not "
+                        "fit is not built: the answer is then the best hint, 'stopped by "
+                        "the wall-clock limit'. Only the first bounds and one hint "
+                        "simulation always run. "
                         f"(default {DEFAULT_TIME_LIMIT_S:g}; with --deterministic-time or "
-                        "--node-limit none, so the result reproduces)")
+                        "--node-limit none, so the result reproduces: every phase then "
+                        "runs and a --time-limit given too stops only the search)")
     p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                    default=None, metavar="UNITS",
                    help="cpsat only: CP-SAT's deterministic time limit on one worker, so "

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from reports.cli.common import (
+    CHUNKS_DEFAULT_HELP,
     GANTT_HELP,
     add_network_args,
     check_output,
@@ -50,9 +51,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                     "default: ascending = baseline, FIFO, endpoint-delay 10, boost-mode 0, "
                     "active-chunks-per-dimension 1; scheduling-policy, "
                     "collective-optimization and preferred-dataset-splits are required, as "
-                    "ASTRA-sim stops without them). Without --system: themis / fifo, 64 "
-                    "chunks, endpoint delay 10 ns, localBWAware, boost mode on, LIFO, 1 "
-                    "active chunk (the values of ASTRA-sim's tutorial system files).")
+                    "ASTRA-sim stops without them). Without --system: themis / fifo, 4 "
+                    "chunks (the one chunk default of every command), endpoint delay 10 ns, "
+                    "localBWAware, boost mode on, LIFO, 1 active chunk (the values of "
+                    "ASTRA-sim's tutorial system files).")
     p.add_argument("workload", metavar="WORKLOAD",
                    help="ASTRA-sim 1.0 workload file or bundled name (vgg16, gpt3, resnet50, "
                         "dlrm, transformer, mlp, ...), or Chakra execution traces: a prefix "
@@ -77,8 +79,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="astra-sim-1.0 (default; reproduces ASTRA-sim 1.0) | alpha-beta "
                         "(astra-sim-2 times single collectives only: refused here)")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
-                   help="chunks per collective (default: the system file's "
-                        "preferred-dataset-splits; without --system 64)")
+                   help=f"chunks per collective ({CHUNKS_DEFAULT_HELP})")
     p.add_argument("--comm-scale", type=float_arg("--comm-scale"), default=None, metavar="X",
                    help="multiply every collective size (ASTRA-sim's --comm-scale, default 1)")
     p.add_argument("--compute-scale", type=float_arg("--compute-scale"), default=None,
@@ -90,7 +91,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "and every dimension's order; small iterations only, larger ones "
                         "are refused)")
     p.add_argument("--solve-budget", type=float_arg("--solve-budget"), default=None,
-                   metavar="S", help="CP-SAT deterministic time for --solve (default 20)")
+                   metavar="S", help="CP-SAT deterministic time for --solve (default 20): "
+                                     "it bounds the search on any machine, as the size "
+                                     "cap (refused up front) bounds the model; there is "
+                                     "no wall-clock limit, so the answer reproduces")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeline", metavar="FILE",
                    help="draw compute and each dimension's collectives over time "
@@ -444,7 +448,7 @@ def _print_solved(result, solved) -> None:
         rows.append(["policy end / exact", f"{result.end_ns / best:.4f}"])
     rows.append(["model size", f"{solved.collectives} collectives, {solved.chunks} chunks, "
                                f"{solved.intervals} optional stage intervals"])
-    rows.append(["solve wall time (s)", f"{solved.wall_s:.2f}"])
+    rows.append(["solve wall time (s)", f"{solved.runtime_s:.2f}"])
     print(format_table(["exact iteration (--solve)", "value"], rows))
 
 

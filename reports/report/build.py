@@ -16,6 +16,7 @@ from reports.report import beyond, markdown, timings  # noqa: F401  (they add se
 from reports.report.csvfile import write_csv
 from reports.report.figures import draw_gap_by_chunks, draw_largest_gap, draw_utilization
 from reports.report.stats import alpha_beta_view, group, policy_methods, solver_methods
+from reports.sweep.progress import sweep_state
 from topologies.files import atomic_write, make_output_dir
 
 
@@ -39,7 +40,8 @@ def build_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
         key, ylabel = ("gap", "mean gap to the best known (%)") if solvers else \
             ("gap_bound", "mean gap to the lower bound (%)")
         data = markdown.ReportData(meta, rows, instances, methods, solvers, key, ylabel,
-                                   every=every)
+                                   every=every,
+                                   state=sweep_state(meta, db.tasks_done(conn), conn.running))
         make_output_dir(out, "--out")
         written = [write_csv(out / "results.csv", every)]
         draw_gap_by_chunks(instances, methods, out / "gap_by_chunks.png", key, ylabel)

@@ -51,6 +51,8 @@ class ReportData:
     ylabel: str
     gantt: str = ""
     every: list[InstanceResult] | None = None
+    #: How far the sweep got when it is not finished (:func:`reports.sweep.progress.sweep_state`).
+    state: str = ""
 
     @property
     def solved(self) -> bool:
@@ -70,10 +72,12 @@ def header(data: ReportData, command: str, report_s: float) -> list[str]:
     lines = [f"# {title}", ""]
     if meta.get("description"):
         lines += [meta["description"].strip(), ""]
+    took = (f"took {format_duration(sweep_s + report_s)} of wall time here: sweep "
+            f"{format_duration(sweep_s)} ({meta.get('executor', '?')}, "
+            f"{meta.get('cpu_count', '?')} CPUs), report {format_duration(report_s)}"
+            if not data.state else f"report {format_duration(report_s)} here; {data.state}")
     lines += [
-        f"Regenerate with one command (took {format_duration(sweep_s + report_s)} of wall "
-        f"time here: sweep {format_duration(sweep_s)} ({meta.get('executor', '?')}, "
-        f"{meta.get('cpu_count', '?')} CPUs), report {format_duration(report_s)}):",
+        f"Regenerate with one command ({took}):",
         "", "```sh", f"{sweep_cmd} && {command}", "```", "",
         "The sweep resumes where it stopped if interrupted (rerun the same command); "
         "the database is not committed.", "",

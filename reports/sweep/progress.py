@@ -24,6 +24,25 @@ def format_duration(seconds: float) -> str:
     return f"{s // 3600}h{(s % 3600) // 60:02d}m"
 
 
+def sweep_state(meta: dict[str, str], done: int, running: bool) -> str:
+    """How far a sweep got, for a report made from its database: ``""`` when its last run
+    finished every task (the sweep's time is then known), else what is partial.
+
+    ``done``: rows stored (finished or failed tasks); ``running``: a sweep held the
+    database's lock when the report opened it."""
+    total = meta.get("tasks_total")
+    of = f"{done} of {int(float(total))}" if total else f"{done}"
+    if running:
+        return (f"the sweep is still running, {of} tasks done: a partial report; remake it "
+                "when the sweep has finished")
+    if total and done < int(float(total)):
+        return (f"the sweep stopped before its end, {of} tasks done: a partial report; "
+                "rerun the sweep to finish it, then remake the report")
+    if not meta.get("sweep_wall_s"):
+        return f"{of} tasks done; the sweep's time was not recorded (its run was killed)"
+    return ""
+
+
 def describe_result(row: dict[str, Any]) -> str:
     """``123.4 us``, ``123.4 us optimal in 2.1 s``, ``LB 100.0 us``, ``error: ...``
     (a training row's end, ``end_ns``, as a makespan)."""

@@ -16,7 +16,7 @@ policy nor discipline). Keys::
     timing = ["astra-sim-1.0", "alpha-beta"]  # optional (default astra-sim-1.0)
     passes = [1, 2]                        # optional (default 1)
     chunks = [16, 64]                      # optional (default: the system's
-                                           # preferred-dataset-splits; without one, 64)
+                                           # preferred-dataset-splits; without one, 4)
     policies = ["baseline/fifo", "themis", "2,0,1/scf"]  # optional (default: the
                                            # training report's five); name or name/discipline
     intra = ["fifo", "scf"]                # optional: the disciplines of a policy named

@@ -103,7 +103,7 @@ def solve_cpsat(problem: Problem) -> RawSolution:
         phases["coarse"] = {"role": "hint only (a restricted, rounded model)",
                             "search": first.meta.pop("cpsat_status", None)}
         phases["coarse"].update({k: first.meta.get(k) for k in (
-            "grid", "resolution", "tick_ns", "branches", "build_s", "deterministic_time")})
+            "grid", "resolution", "tick_ns", "branches", "build_s", "deterministic_time_s")})
         if first.assignment is not None:
             sched = problem.retime(first.assignment)
             phases["coarse"]["makespan_ns"] = sched.makespan_ns
@@ -112,15 +112,15 @@ def solve_cpsat(problem: Problem) -> RawSolution:
                 first.scaling_error_ns = 0.0
                 first.stopped_by = ""
                 first.meta["phases"] = phases
-                first.meta["deterministic_time_total"] = first.meta.get("deterministic_time")
+                first.meta["deterministic_time_total_s"] = first.meta.get("deterministic_time_s")
                 return first
             if hint is None or sched.makespan_ns < hint.makespan_ns:
                 hint = sched  # phase 2 may not end later than its hint
-    used = 0.0 if first is None else first.meta.get("deterministic_time", 0.0)
+    used = 0.0 if first is None else first.meta.get("deterministic_time_s", 0.0)
     second = _solve_once(problem, main, problem.remaining_s(),
                          None if det is None else max(0.01, det - used), hint, None)
     second.meta["phases"] = phases
-    second.meta["deterministic_time_total"] = used + (second.meta.get("deterministic_time")
+    second.meta["deterministic_time_total_s"] = used + (second.meta.get("deterministic_time_s")
                                                       or 0.0)
     if second.assignment is None and first is not None and first.assignment is not None:
         # Keep the coarse schedule: its bound is the main model's (if any).
@@ -128,7 +128,7 @@ def solve_cpsat(problem: Problem) -> RawSolution:
         first.stopped_by, first.reason = second.stopped_by, second.reason
         first.scaling_error_ns = 0.0  # re-timed exactly; the bound is the main model's
         first.meta.update({k: second.meta.get(k) for k in (
-            "grid", "tick_ns", "resolution", "deterministic_time_total")})
+            "grid", "tick_ns", "resolution", "deterministic_time_total_s")})
         first.meta["phases"] = phases
         return first
     return second
@@ -245,7 +245,7 @@ def _solve_once(problem: Problem, scaled: Scaled, wall_s: float, det_s: float | 
     _configure(solver, problem, scaled, left, det_s)
     status = run_interruptibly(solver, m)
     meta.update(cpsat_status=solver.status_name(status), branches=solver.num_branches,
-                conflicts=solver.num_conflicts, deterministic_time=solver.deterministic_time)
+                conflicts=solver.num_conflicts, deterministic_time_s=solver.deterministic_time)
     stopped = ""
     if status not in (cp_model.OPTIMAL, cp_model.INFEASIBLE):
         hit_det = det_s is not None and solver.deterministic_time >= 0.999 * det_s

@@ -76,7 +76,7 @@ class IterationResult:
     orders: dict[int, list[tuple[int, int, int]]] = field(default_factory=dict, repr=False)
     reason: str = ""
     stopped_by: str = ""
-    wall_s: float = 0.0
+    runtime_s: float = 0.0
 
     def to_dict(self) -> dict:
         """JSON-ready (plans and orders as lists)."""
@@ -86,7 +86,7 @@ class IterationResult:
                 "iteration_bound_ns": self.iteration_bound_ns,
                 "scaling_error_ns": self.scaling_error_ns, "collectives": self.collectives,
                 "chunks": self.chunks, "intervals": self.intervals, "reason": self.reason,
-                "stopped_by": self.stopped_by, "wall_s": self.wall_s,
+                "stopped_by": self.stopped_by, "runtime_s": self.runtime_s,
                 "routes": [[[d for _, d in p] for p in ps] for ps in self.plans]}
 
 
@@ -265,7 +265,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         result.stopped_by = "deterministic" if code == cp_model.UNKNOWN else ""
         result.reason = result.reason or "no schedule within the deterministic budget"
-        result.wall_s = time.perf_counter() - t0
+        result.runtime_s = time.perf_counter() - t0
         return result
     result.solver_makespan_ns = solver.objective_value * tick
     plans: list[list[Plan]] = []
@@ -292,7 +292,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
         result.stopped_by = "deterministic"
         result.reason = (f"the deterministic budget ({deterministic_s:g} s) ended the search: "
                          "incumbent and bound")
-    result.wall_s = time.perf_counter() - t0
+    result.runtime_s = time.perf_counter() - t0
     return result
 
 

@@ -43,10 +43,10 @@ def test_train_refuses_a_million_passes_or_chunks(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
     wl = tmp_path / "tiny.txt"
     wl.write_text(TINY_WORKLOAD)
-    # 1,000,000 passes x 2 all-reduces x 64 chunks (the default) x 2 dimensions
+    # 1,000,000 passes x 2 all-reduces x 4 chunks (the default) x 2 dimensions
     _one_line(capsys, ["train", str(wl), "small-2d", "--passes", "1000000"],
-              "tiny.txt: --passes = 1000000", "about 256,000,000 chunk steps",
-              "1,000,000 passes x 2 collectives x 64 chunks x 2 dimensions")
+              "tiny.txt: --passes = 1000000", "about 16,000,000 chunk steps",
+              "1,000,000 passes x 2 collectives x 4 chunks x 2 dimensions")
     # vgg16: 16 weight-gradient all-reduces x 1,000,000 chunks x 2 dimensions
     _one_line(capsys, ["train", "vgg16", "small-2d", "--chunks", "1000000"],
               "--chunks = 1000000", "about 32,000,000 chunk steps", "1 pass x 16 collectives")
@@ -66,7 +66,7 @@ def test_a_training_spec_of_a_billion_passes_is_refused_before_anything_runs(
     """))
     db = tmp_path / "r.sqlite"
     _one_line(capsys, ["sweep", str(spec), "--db", str(db), "--workers", "1"],
-              "big.toml: training[0].passes = 1000000000", "about 2.6e+11 chunk steps")
+              "big.toml: training[0].passes = 1000000000", "about 1.6e+10 chunk steps")
     assert not db.exists()
 
 

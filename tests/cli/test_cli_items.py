@@ -18,10 +18,10 @@ def test_simulate_help_states_the_chunk_default_it_uses(capsys) -> None:
     with pytest.raises(SystemExit):
         main(["simulate", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
-    assert "preferred-dataset- splits, else 64)" in help_text or \
-        "preferred-dataset-splits, else 64)" in help_text
+    assert "preferred-dataset- splits, else 4," in help_text or \
+        "preferred-dataset-splits, else 4," in help_text
     assert main(["simulate", "small-2d", "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["chunks"] == 64
+    assert json.loads(capsys.readouterr().out)["chunks"] == 4
 
 
 def test_presets_lists_networks_and_systems(capsys) -> None:

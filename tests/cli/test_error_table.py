@@ -265,7 +265,7 @@ CASES = [
     case("train {d}/w_cust.txt tpu", "{d}/w_cust.txt:3: conv1 parallelism = 'NOPE'"),
     case("train {d}/w_cust2.txt tpu", "{d}/w_cust2.txt: parallelism = 'HYBRID_CUSTOMIZED'"),
     case("train {d}/w_fib.txt tpu", "{d}/w_fib.txt:1: checkpoints = 5"),
-    case("train {d}/w_small.txt tpu", "--chunks = 64: {d}/w_small.txt: layer 0 (conv1) wg",
+    case("train {d}/w_small.txt tpu", "--chunks = 4: {d}/w_small.txt: layer 0 (conv1) wg",
          "3 bytes"),
     case("train {d}/w_small.txt tpu --chunks 8",
          "--chunks = 8: {d}/w_small.txt: layer 0 (conv1) wg"),

@@ -14,7 +14,8 @@ import pytest
 from reports.cli import main
 
 #: Names the vocabulary replaced (docs/json.md): never printed.
-RETIRED = {"bytes", "wall_s", "lb_ns", "wall_time_s"}
+RETIRED = {"bytes", "wall_s", "lb_ns", "wall_time_s", "deterministic_time",
+           "deterministic_time_total"}
 UNITS = ("_ns", "_s", "_bytes", "_GBps")
 SNAKE = re.compile(r"^[a-z][a-z0-9_]*(_GBps)?$")  # the unit GBps keeps its case
 #: Objects keyed by their data (route text, method names...), not by field names.
@@ -28,12 +29,16 @@ COMMANDS: dict[str, list[str]] = {
     "simulate-astra": ["simulate", "small-2d", "--size", "6005", "--chunks", "6",
                        "--timing", "astra-sim-1.0", "--policy", "portfolio"],
     "solve": ["solve", "small-2d", "--size", "6005", "--chunks", "2", "--solver", "highs"],
+    "solve-cpsat": ["solve", "small-2d", "--size", "6005", "--chunks", "2", "--solver", "cpsat",
+                    "--deterministic-time", "5"],
     "bound": ["bound", "small-2d", "--size", "6005", "--chunks", "6"],
     "improve": ["improve", "small-2d", "--size", "6005", "--chunks", "3",
                 "--evaluations", "30"],
     "compare": ["compare", "small-2d", "--size", "6005", "--chunks", "3", "--solvers", "",
                 "--policies", "baseline,themis", "--timing", "alpha-beta,astra-sim-1.0"],
     "train": ["train", "microAllReduce", "small-2d", "--chunks", "2"],
+    "train-solve-compare": ["train", "microAllReduce", "small-2d", "--chunks", "2", "--compare",
+                            "--solve", "--solve-budget", "5"],
 }
 
 
@@ -65,6 +70,15 @@ def walk(obj: Any, path: str = "") -> list[tuple[str, str, Any, dict]]:
     return out
 
 
+def every_key(obj: Any) -> list[str]:
+    """Every key at every depth, maps (``meta``...) included."""
+    if isinstance(obj, dict):
+        return [k for k, v in obj.items() for k in [k, *every_key(v)]]
+    if isinstance(obj, list):
+        return [k for v in obj for k in every_key(v)]
+    return []
+
+
 def number_or_map(v: Any) -> bool:
     if v is None or (isinstance(v, int | float) and not isinstance(v, bool)):
         return True
@@ -94,6 +108,14 @@ def test_json_follows_the_vocabulary(capsys: pytest.CaptureFixture[str], command
         if key == "chunk_sizes":
             assert all(set(c) == {"size_bytes", "count"} for c in value), where
             assert sum(c["count"] for c in value) == parent["chunk_count"], where
+        if key == "reference_ns":  # methods named as compare names them: policy/discipline
+            assert all("+" not in name for name in value), where
+    for key in every_key(data):  # a duration says its unit, in meta too
+        assert key not in RETIRED, f"{command}: {key}"
+        if {"time", "wall", "duration"} & set(key.split("_")):
+            assert key.endswith(UNITS), f"{command}: {key} names a duration without its unit"
+    if command.startswith("train"):  # a topology, a collective: never a bare "kind"
+        assert "kind" not in every_key(data)
 
 
 def test_the_split_is_reported_alike_by_every_command(capsys) -> None:

@@ -63,3 +63,41 @@ def test_improves_cpsat_phase_has_no_default_wall_limit(monkeypatch) -> None:
     inst = Instance(resolve_network("small-3d"), 64 << 20, 6)
     improve(inst, evaluations=20, cpsat_dtime_s=0.1)
     assert seen and all(t >= NO_WALL_LIMIT_S for t in seen)
+
+
+def test_a_tiny_time_limit_bounds_the_whole_solve_and_says_so(capsys) -> None:
+    """--time-limit covers the whole solve: with almost no time the latency-0 and C/2
+    sub-solves (each a whole solve of its own) do not start, the meta says why, and
+    the answer is the hint, labelled as stopped by the wall clock (issue 23)."""
+    assert main(["solve", "small-4d", "--chunks", "16", "--time-limit", "0.001",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    meta = data["meta"]
+    assert data["status"] == "feasible" and meta["stopped_by"] == "wall"
+    assert "time limit ran out" in data["reason"] and data["valid"]
+    for phase in ("latency0", "doubling"):
+        assert meta[phase]["skipped"].startswith("skipped: not enough time left for the ")
+        assert "of the 0.001 s time limit" in meta[phase]["skipped"]
+    assert set(meta["latency0"]) == {"skipped"}  # no sub-solve ran
+
+
+def test_a_deterministic_budget_runs_every_phase_whatever_the_wall(capsys) -> None:
+    """With a deterministic budget the result must not depend on the machine: the
+    sub-solves run even when a tight wall limit is given too."""
+    assert main(["solve", "small-4d", "--chunks", "4", "--time-limit", "0.001",
+                 "--deterministic-time", "0.5", "--json"]) == 0
+    meta = json.loads(capsys.readouterr().out)["meta"]
+    assert "skipped" not in meta.get("latency0", {})
+    assert "skipped" not in meta.get("doubling", {})
+
+
+def test_a_tiny_time_limit_bounds_improve_and_says_so(capsys) -> None:
+    """improve --time-limit: CP-SAT (its second half) is not started without the time
+    for it; the meta says so and the run is labelled as stopped by the time limit."""
+    assert main(["improve", "small-4d", "--chunks", "16", "--time-limit", "0.001",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    meta = data["meta"]
+    assert meta["stopped_by"] == "time_limit" and data["valid"]
+    assert "cpsat" not in meta and meta["skipped"]["cpsat"].startswith(
+        "not enough time left")

@@ -156,7 +156,7 @@ def test_train_report_is_deterministic(capsys, tmp_path) -> None:
 
 
 def test_solve_refuses_a_large_iteration(capsys) -> None:
-    code, out, err = run(capsys, "train", "vgg16", "tpu", "--solve")
+    code, out, err = run(capsys, "train", "vgg16", "tpu", "--solve", "--chunks", "64")
     assert code == 2 and out == ""
     assert "too large for the exact iteration model" in err and len(err.strip().splitlines()) == 1
 
@@ -174,3 +174,55 @@ def test_solve_a_tiny_iteration(capsys, tmp_path) -> None:
     code, out, _ = run(capsys, "train", str(path), "small-2d", "--chunks", "2", "--solve",
                        "--solve-budget", "5")
     assert code == 0 and "exact iteration (--solve)" in out
+
+
+def _lab(hex_color: str) -> tuple[float, float, float]:
+    """CIELAB (D65) of an sRGB colour, by the textbook formulas."""
+    from matplotlib.colors import to_rgb
+
+    def linear(u: float) -> float:
+        return u / 12.92 if u <= 0.04045 else ((u + 0.055) / 1.055) ** 2.4
+
+    r, g, b = map(linear, to_rgb(hex_color))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 0.008856 else 7.787 * t + 16 / 116
+    return 116 * f(y) - 16, 500 * (f(x) - f(y)), 200 * (f(y) - f(z))
+
+
+def test_timeline_colours_are_distinct_saturated_and_not_reused_nearby() -> None:
+    """No pale colour, none grey like compute, each far from every other; in the drawing,
+    collectives in a row of as many as the palette holds all differ."""
+    import itertools
+
+    from reports.training_plots import (
+        COLLECTIVE_COLORS,
+        plot_training_timeline,
+        timeline_colors,
+    )
+    from themis.training import TrainingConfig, simulate_training
+    from topologies.presets import resolve_network
+
+    labs = [_lab(c) for c in COLLECTIVE_COLORS]
+    assert len(set(COLLECTIVE_COLORS)) == len(COLLECTIVE_COLORS) >= 16
+    for lightness, a, b in labs:
+        assert lightness <= 75 and (a * a + b * b) ** 0.5 >= 20  # not pale, not grey
+    assert min(sum((p - q) ** 2 for p, q in zip(u, v, strict=True)) ** 0.5
+               for u, v in itertools.combinations(labs, 2)) >= 25
+    result = simulate_training(load_workload("vgg16"), resolve_network("small-2d"),
+                               TrainingConfig(chunks=2, policy="themis", passes=2))
+    stages = timeline_data(result)[1]
+    colors = timeline_colors(stages)
+    first = list(dict.fromkeys(cid for _, cid, _, _ in sorted(stages, key=lambda s: s[2])))
+    assert len(first) > len(COLLECTIVE_COLORS)  # the palette goes round
+    n = len(COLLECTIVE_COLORS)
+    for i in range(len(first) - n + 1):
+        assert len({colors[c] for c in first[i:i + n]}) == n
+    from matplotlib.colors import to_hex
+
+    ax = plot_training_timeline(result)
+    drawn = {to_hex(c.get_facecolor()[0]) for c in ax.collections[2:]}  # after exposed, compute
+    assert drawn == set(colors.values())

@@ -14,7 +14,7 @@ from topologies.workload import load_workload
 def test_progress_counts_every_collective_issued_and_ended() -> None:
     wl = load_workload("vgg16")
     calls: list[tuple[int, int, int]] = []
-    res = simulate_training(wl, resolve_network("tpu"), TrainingConfig(policy="themis"),
+    res = simulate_training(wl, resolve_network("tpu"), TrainingConfig(policy="themis", chunks=64),
                             progress=lambda *c: calls.append(c))
     n = len(res.collectives)
     assert n == expected_collectives(wl, 1) == 16  # vgg16: one wg all-reduce per layer

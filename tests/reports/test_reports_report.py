@@ -189,3 +189,40 @@ def test_a_new_policy_flows_into_the_report_tables(tmp_path: Path) -> None:
     readme = (tmp_path / "rep" / "README.md").read_text()
     assert "| 2,1,0/fifo |" in readme  # the per-method utilization table
     assert readme.count("| 2,1,0/fifo |") >= 3  # and each per-instance table
+
+
+def test_report_of_a_running_or_stopped_sweep_says_it_is_partial(tmp_path: Path) -> None:
+    """Not "sweep 0s (?)": a report made while a sweep holds the database says it is
+    still running, with the tasks done of the total; one of a sweep that stopped says
+    it is partial."""
+    import fcntl
+    import sqlite3
+
+    db = sweep(tmp_path, """
+        [[grid]]
+        networks = ["small-2d"]
+        sizes = ["1MiB"]
+        chunks = [2]
+        policies = ["baseline", "themis"]
+        intra = ["fifo"]
+        solvers = []
+    """)
+    with sqlite3.connect(db) as conn:
+        total = int(conn.execute("SELECT value FROM meta WHERE key = 'tasks_total'")
+                    .fetchone()[0])
+    build_report(db, tmp_path / "done")
+    head = (tmp_path / "done" / "README.md").read_text().split("```")[0]
+    assert "sweep " in head and "(?)" not in head and "partial" not in head
+    with open(db, "rb") as handle:  # what a running sweep holds
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        build_report(db, tmp_path / "running")
+    head = (tmp_path / "running" / "README.md").read_text().split("```")[0]
+    assert f"the sweep is still running, {total} of {total} tasks done: a partial report" \
+        in head and "(?)" not in head
+    with sqlite3.connect(db) as conn:  # a sweep stopped after all but one task
+        conn.execute("DELETE FROM results WHERE rowid = (SELECT MAX(rowid) FROM results)")
+        conn.execute("DELETE FROM meta WHERE key = 'sweep_wall_s'")
+    build_report(db, tmp_path / "stopped")
+    head = (tmp_path / "stopped" / "README.md").read_text().split("```")[0]
+    assert f"the sweep stopped before its end, {total - 1} of {total} tasks done" in head
+    assert "(?)" not in head and "sweep 0s" not in head

@@ -230,3 +230,53 @@ def test_collective_and_training_tables_in_one_spec(tmp_path: Path) -> None:
         assert conn.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 2
         assert conn.execute("SELECT COUNT(*) FROM training").fetchone()[0] == 2
 
+
+
+def test_db_plots_name_their_setting_and_a_study_without_bound_draws_no_empty_bars(
+        tmp_path: Path, monkeypatch) -> None:
+    """Each setting's plot says its setting in the title; without a bound task the bound's
+    (empty) bars are left out, and a setting with nothing to draw gets no plot."""
+    import themis.plots
+    from reports.training_db import write_db_report
+
+    drawn: dict[str, tuple[str, list[str]]] = {}
+    real_save = themis.plots.save_figure
+
+    def save(fig, path, *args, **kwargs):
+        legend = [t.get_text() for lg in fig.legends for t in lg.get_texts()]
+        drawn[Path(path).name] = (fig._suptitle.get_text(), legend)
+        return real_save(fig, path, *args, **kwargs)
+
+    monkeypatch.setattr(themis.plots, "save_figure", save)
+    spec = study(tmp_path, """
+        [[training]]
+        workloads = ["tiny.txt"]
+        networks = ["small-2d"]
+        timing = ["astra-sim-1.0", "alpha-beta"]
+        chunks = [2]
+        policies = ["baseline/fifo", "themis/fifo"]
+        bound = false
+        """)
+    run_sweep(str(spec), str(tmp_path / "a.sqlite"), workers=1, stream=io.StringIO())
+    write_db_report(tmp_path / "a.sqlite", tmp_path / "a")
+    assert sorted(drawn) == ["speedups-1.png", "speedups-2.png"]
+    titles = {drawn[p][0] for p in drawn}
+    assert len(titles) == 2
+    assert any("astra-sim-1.0, 2 chunks, 1 pass, no system file" in t for t in titles)
+    assert any("alpha-beta, 2 chunks, 1 pass, no system file" in t for t in titles)
+    assert all(legend == ["themis/fifo"] for _, legend in drawn.values())
+
+    drawn.clear()
+    spec = study(tmp_path, """
+        [[training]]
+        workloads = ["tiny.txt"]
+        networks = ["small-2d"]
+        chunks = [2]
+        policies = ["baseline/fifo"]
+        bound = false
+        """)
+    run_sweep(str(spec), str(tmp_path / "b.sqlite"), workers=1, stream=io.StringIO())
+    written = write_db_report(tmp_path / "b.sqlite", tmp_path / "b")
+    assert drawn == {} and not list((tmp_path / "b").glob("*.png"))
+    assert [p.name for p in written] == ["README.md", "results.csv"]
+    assert "No plot: one policy and no bound task" in (tmp_path / "b" / "README.md").read_text()

@@ -340,3 +340,23 @@ def test_portfolio_on_astra2_never_slower_than_baseline_or_themis(case) -> None:
     for ref in ("baseline", "themis"):
         other = simulate_astra2(net, system, coll, policy=ref, intra=intra)
         assert best.makespan_ns <= other.makespan_ns * (1 + 1e-12)
+
+
+def test_halving_doubling_all_reduce_doubles_from_an_even_size() -> None:
+    """2.x keeps 1.0's HalvingDoubling.cc integer message sizes: after the last halving
+    message m_k the doubling half sends 2 floor(m_k / 2) x 1, 2, 4 ... (issue 23). By
+    hand on N2a's Switch 8 (50 GB/s, 2 hops of 500 ns), D = 93,752: halving 46876,
+    23438, 11719; doubling 11718, 23436, 46872."""
+    net = parse_network_yaml(N2A_YAML, "n2a.yml")
+    tm = make_timing("astra-sim-2", net, ("halvingDoubling", "halvingDoubling"), 10.0,
+                     local_mem_bw_GBps=1600)
+    beta1 = 50 * 2**30 / 1e9
+
+    def n(m: int) -> int:
+        return math.floor(2 * 500 + m / beta1)
+
+    red = 3 * (23462 // 1600) + 3 * (11731 // 1600)
+    want = 7 * 10 + sum(n(m) for m in (46924, 23462, 11731, 11730, 23460, 46920)) + red
+    assert tm.stage("AR", 1, 93848).duration_ns == want
+    mirror = 7 * 10 + 2 * sum(n(m) for m in (46924, 23462, 11731)) + red
+    assert want < mirror

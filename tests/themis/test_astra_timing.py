@@ -420,3 +420,34 @@ def test_an_explicit_policy_overrides_the_system() -> None:
     with pytest.raises(InputError):
         simulate_astra(switch3(), r1_system("themis", "fifo"), coll,
                        policy=FixedRoute((0, 1)))
+
+
+def test_halving_doubling_all_reduce_doubles_from_an_even_size() -> None:
+    """HalvingDoubling.cc halves its integer message size once more after the last
+    halving step and doubles it at the turn: an odd last halving message m_k makes
+    the doubling half start from 2 floor(m_k / 2). By hand on the tutorial DGX-2's
+    second dimension (Switch 16, 6.25 GB/s, 500 ns, d = 10) with D = 93,750: halving
+    46875, 23437, 11718, 5859 -> 7984 + 4492 + 2746 + 1873 ns; doubling 5858, 11716,
+    23432, 46864 -> 1872 + 2745 + 4491 + 7983 ns (not the mirror: 4 ns less); the
+    reduce costs R are 0; 9 endpoint delays. ASTRA-sim 1.0 prints per-message
+    averages 4273.25 ns for this phase (= 34186 / 8)."""
+    net = Network((Dimension("Switch", 16, 150.0, 500.0, links=6),
+                   Dimension("Switch", 16, 6.25, 500.0, links=1)), name="dgx2")
+    tm = AstraSim10Timing(net, ("halvingDoubling", "halvingDoubling"), 10)
+    assert tm.stage("AR", 1, 93750).duration_ns == 9 * 10 + 17095 + 17091
+    assert tm.last_message_ns("AR", 1, 93750) == 7983
+    # an even m_k (D = 93,760: 5860) doubles back through the same sizes
+    half = tm.stage("RS", 1, 93760).duration_ns - 5 * 10
+    assert tm.stage("AR", 1, 93760).duration_ns == 9 * 10 + 2 * half
+
+
+def test_vgg16_on_the_tutorial_dgx2_files_ends_where_astra_sim_ends(capsys) -> None:
+    """ASTRA-sim 1.0 (tag tutorial-asplos2023) prints 'all passes finished at time:
+    6252757' for tutorial/vgg16.txt on dgx2.json with dgx2.txt; it was 73 ns later
+    here before the doubling half's sizes were right (issue 23)."""
+    from reports.cli import main
+
+    tut = REF / "tutorial"
+    assert main(["train", str(tut / "vgg16.txt"), str(tut / "dgx2.json"), "--system",
+                 str(tut / "dgx2.txt"), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["end_ns"] == 6252757

@@ -47,7 +47,7 @@ def test_without_a_file_the_project_defaults_stay() -> None:
     cfg = TrainingConfig.from_system(SystemConfig())
     assert (cfg.policy, cfg.intra, cfg.scheduling_policy, cfg.endpoint_delay_ns,
             cfg.local_bw_aware, cfg.boost_mode, cfg.chunks) == \
-        ("baseline", "fifo", "LIFO", 10, True, True, 64)
+        ("baseline", "fifo", "LIFO", 10, True, True, 4)
 
 
 def test_an_omitted_key_gets_astra_sims_default() -> None:

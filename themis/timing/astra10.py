@@ -293,8 +293,16 @@ class AstraSim10Timing:
                 if phase == "RS":
                     dur = (k + 1) * d + msgs + red
                 else:
-                    dur = (2 * k + 1) * d + 2 * msgs + red
-                    wire *= 2
+                    # The doubling half starts from 2 floor(m_k / 2), not m_k:
+                    # HalvingDoubling.cc halves its integer msg_size once more after
+                    # the last halving step, then doubles it at the turn (an odd m_k
+                    # loses a byte, each doubling message 2^i bytes).
+                    dur = (2 * k + 1) * d + msgs + red
+                    a = 2 * (m // 2)
+                    for i in range(k):
+                        msg, ser = self._message(dm, a << i, n >> (i + 1))
+                        dur += msg
+                        wire += ser
         dur = float(dur)
         return StageCost(dur, dur - float(wire), float(sent), float(out))
 
@@ -308,7 +316,8 @@ class AstraSim10Timing:
         N*(D), all-to-all N*(D/n)), an all-reduce the round-2 message that
         arrives last (:meth:`direct_all_reduce`); halvingDoubling: reduce-scatter
         the last halving step N(D / 2^k, 2^(k-1)), all-gather the last doubling
-        step N(2^(k-1) D, 1), all-reduce N(D / 2, 1).
+        step N(2^(k-1) D, 1), all-reduce the last doubling step N(2^(k-1) a, 1) with
+        a = 2 floor(m_k / 2) (:meth:`stage`).
         """
         dm = self._dims[dim]
         n = dm.n
@@ -329,7 +338,7 @@ class AstraSim10Timing:
             return float(self._message(dm, d >> k, 1 << (k - 1))[0])
         if phase == "AG":
             return float(self._message(dm, d << (k - 1), 1)[0])
-        return float(self._message(dm, d // 2, 1)[0])
+        return float(self._message(dm, (d >> (k + 1)) << k, 1)[0])  # 2^(k-1) * 2 floor(m_k/2)
 
     def chunked(self, collective: Collective) -> Collective:
         """The collective ASTRA-sim 1.0 runs for ``collective`` (issue 22, deviation 3).

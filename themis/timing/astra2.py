@@ -231,8 +231,14 @@ class AstraSim2Timing:
                 if phase == "RS":
                     dur = (k + 1) * d + msgs + red
                 else:
-                    dur = (2 * k + 1) * d + 2 * msgs + red
-                    wire *= 2
+                    # The doubling half starts from 2 floor(m_k / 2) (2.x's
+                    # HalvingDoubling.cc keeps 1.0's integer msg_size halving and
+                    # doubling; astra10.py, docs/astra-sim-1.0-timing.md).
+                    dur = (2 * k + 1) * d + msgs + red
+                    a = 2 * (m // 2)
+                    for i in range(k):
+                        dur += self._n(dm, a << i, n >> (i + 1))
+                        wire += (a << i) / beta
         dur = float(dur)
         return StageCost(dur, max(dur - wire, 0.0), float(sent), float(out))
 

@@ -19,7 +19,7 @@ from typing import Any
 from themis.runkind import RunKind
 from themis.schedule import Schedule
 from topologies.errors import InputError
-from topologies.system import SystemConfig
+from topologies.system import DEFAULT_SPLITS, SystemConfig
 
 
 class Phase(StrEnum):
@@ -59,7 +59,7 @@ class TrainingConfig:
     timing: str = "astra-sim-1.0"
     policy: str = "baseline"
     intra: str = "fifo"
-    chunks: int = 64
+    chunks: int = DEFAULT_SPLITS  # the one default of every command (4)
     active_chunks: int = 1
     endpoint_delay_ns: float = 10.0
     all_reduce_algorithms: tuple[str, ...] | None = None
@@ -249,6 +249,10 @@ class Timeline:
         return f"Timeline({len(self.compute)} compute intervals, stages)"
 
 
+#: JSON names of :class:`CollectiveRecord` fields that differ from the field's name.
+_COLLECTIVE_KEYS = {"dims": "active_dims", "kind": "collective"}
+
+
 @dataclass
 class TrainingResult:
     """The outcome of :func:`~themis.training.simulate_training`.
@@ -302,10 +306,13 @@ class TrainingResult:
             "config": {("splits" if k == "chunks" else k): v
                        for k, v in asdict(self.config).items()},
             "layers": [asdict(s) for s in self.layers],
-            "dims": [asdict(d) for d in self.dims],
+            # one name per meaning (docs/json.md): a dimension's "topology", a
+            # collective's "collective" (its type), never a bare "kind"
+            "dims": [{("topology" if k == "kind" else k): v for k, v in asdict(d).items()}
+                     for d in self.dims],
             # a collective's dimension indices: "dims" is a list of dimension objects
-            "collectives": [{("active_dims" if k == "dims" else k): v
-                             for k, v in asdict(c).items()} for c in self.collectives],
+            "collectives": [{_COLLECTIVE_KEYS.get(k, k): v for k, v in asdict(c).items()}
+                            for c in self.collectives],
             "runtime_s": self.wall_s,
         }
         if self.policy_choice:
