@@ -3,7 +3,7 @@
 Run: python benchmarks/bench_training_policies.py [--workloads A,B] [--networks A,B]
      python benchmarks/bench_training_policies.py --tiny [--seeds 0-23] [--budget 20]
 
-Report mode (default): every case of the training report (``reports/training.py``:
+Report mode (default): every case of the training report (``reports/report/training.py``:
 its workloads, networks, system and ``astra-sim-1.0`` timing; 80 cases) under
 ``--policy auto`` (:mod:`themis.planning.training_auto`), whose candidates include
 portfolio/scf; prints per case every candidate's end over portfolio/scf's, auto's
@@ -40,7 +40,7 @@ LABELS = [f"{p}/{q}" for p, q in CANDIDATES]
 
 def report_cases(workloads: list[str] | None, networks: list[str] | None) -> int:
     """Every report case under auto; per-case and mean figures."""
-    from reports.training import FAMILIES, NETWORKS, SYSTEM_TEXT, TIMING
+    from reports.report.training import FAMILIES, NETWORKS, SYSTEM_TEXT, TIMING
     from topologies.astra import parse_system
     from topologies.presets import resolve_network
     from topologies.workload import load_workload

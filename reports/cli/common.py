@@ -51,7 +51,7 @@ def registry_names() -> dict[str, str]:
 
 
 def _training_networks() -> str:
-    from reports.training import NETWORKS
+    from reports.report.training import NETWORKS
 
     return ", ".join(NETWORKS)
 

@@ -272,7 +272,7 @@ def _train_et(args: argparse.Namespace) -> int:
         "baseline_end_ns": baseline.end_ns,
         "speedup_over_baseline": baseline.end_ns / result.end_ns if result.end_ns else None}
     if args.timeline:
-        from reports.training_plots import plot_et_timeline
+        from reports.report.training_plots import plot_et_timeline
 
         plot_et_timeline(result, path=args.timeline,
                          title=f"{Path(args.workload).name} on {args.network}: {policy} / "
@@ -300,7 +300,7 @@ def _train_et(args: argparse.Namespace) -> int:
              if result.end_ns else "-"]]),
     ]))
     if len(result.classes) > 1:  # ranks that differ: each class's end
-        from reports.training_plots import ranks_label
+        from reports.report.training_plots import ranks_label
 
         print()
         ends = [(ranks, nodes, max((n.end_ns for n in nodes), default=0))
@@ -401,7 +401,7 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         finally:
             progress.close()
     if args.timeline:
-        from reports.training_plots import plot_training_timeline
+        from reports.report.training_plots import plot_training_timeline
 
         plot_training_timeline(result, path=args.timeline,
                                title=f"{workload.name} on {args.network}: "

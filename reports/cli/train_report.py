@@ -1,11 +1,11 @@
 """The ``themis train-report`` command: the training report, simulated or from a sweep.
 
 ``themis train-report [--out DIR]`` runs every bundled workload family on the
-report's networks under its policies (:mod:`reports.training`); ``--system
+report's networks under its policies (:mod:`reports.report.training`); ``--system
 FILE`` starts every run from a system file's values (as ``themis train
 --system`` does), ``--policies`` names the methods. ``themis train-report --db
 F.sqlite --out DIR`` writes the same tables from the training tasks of a sweep
-database (:mod:`reports.training_db`).
+database (:mod:`reports.report.training_db`).
 """
 
 from __future__ import annotations
@@ -72,8 +72,8 @@ def report_policies(text: str, system: Any, networks: list[Any], workloads: list
                     ) -> list[tuple[str, str, str]]:
     """``--policies`` as (label, policy, intra), every entry checked on every network (a
     fixed route on every model-parallel split of the workloads too)."""
-    from reports.training import TIMING, default_system
-    from reports.training_policies import check_policies, parse_policies, split_policy_list
+    from reports.report.training import TIMING, default_system
+    from reports.sweep.training_policies import check_policies, parse_policies, split_policy_list
     from themis.training import TrainingConfig
     from themis.training.dims import TRANSFORMERS
 
@@ -112,7 +112,7 @@ def cmd_train_report(args: argparse.Namespace) -> int:
         raise InputError("only Chakra traces among --workloads take communicator groups",
                          "--comm-group", args.comm_group)
     loaded = [load_workload(name) for name in workloads or ()]
-    from reports.training import FAMILIES, NETWORKS, TIMING, write_report
+    from reports.report.training import FAMILIES, NETWORKS, TIMING, write_report
 
     nets = [load_network(name) for name in networks or NETWORKS]
     system = training_system(args.system, nets) if args.system else None
@@ -123,7 +123,7 @@ def cmd_train_report(args: argparse.Namespace) -> int:
             TrainingConfig.from_system(system, timing=TIMING)  # refused keys: before any run
     policies = None
     if args.policies is not None:  # checked on the small-iteration table's cases too
-        from reports import training_exact as tx
+        from reports.report import training_exact as tx
 
         every = (loaded or [load_workload(w) for ws in FAMILIES.values() for w in ws]) \
             + [load_workload(w) for w in tx.WORKLOADS]
@@ -164,10 +164,10 @@ def _with_traces(args: argparse.Namespace, out: str, workloads: list[str],
     import time
     from pathlib import Path
 
+    from reports.report.training import NETWORKS
+    from reports.report.training_db import study_of, write_study
     from reports.sweep.training import parse_training, run_training_task
-    from reports.training import NETWORKS
-    from reports.training_db import study_of, write_study
-    from reports.training_policies import split_policy_list
+    from reports.sweep.training_policies import split_policy_list
 
     table: dict[str, Any] = {"workloads": workloads, "networks": networks or list(NETWORKS)}
     if args.system:
@@ -225,7 +225,7 @@ def _from_database(args: argparse.Namespace) -> int:
     if args.out is None:
         raise InputError("needs --out DIR (the folder to write the report into)", "--db",
                          args.db)
-    from reports.training_db import write_db_report
+    from reports.report.training_db import write_db_report
 
     command = shlex.join(["themis", "train-report", "--db", args.db, "--out", args.out])
     written = write_db_report(args.db, args.out, command)

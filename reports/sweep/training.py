@@ -2,7 +2,7 @@
 
 Each table is a grid of *cases*, workloads x networks x systems x timings x
 passes x chunk counts, and per case one task per method: every policy x
-discipline (:mod:`reports.training_policies`) simulated with
+discipline (:mod:`reports.sweep.training_policies`) simulated with
 :func:`themis.training.simulate_training`, and (unless ``bound = false``) the
 iteration lower bound of :mod:`themis.training.bound` as its own task
 (:func:`themis.training.simulate.iteration_lower_bound`; it depends on neither
@@ -67,7 +67,7 @@ from reports.sweep.training_et import (
     read_et,
     run_et,
 )
-from reports.training_policies import TrainingPolicy, check_policies, parse_policies
+from reports.sweep.training_policies import TrainingPolicy, check_policies, parse_policies
 from topologies.errors import InputError
 
 #: Keys of a ``[[training]]`` table.
@@ -267,7 +267,7 @@ def parse_training(tables: object, folder: Path, file: str
     """The tasks of a spec's ``[[training]]`` tables (deduplicated), the number of
     distinct cases and of duplicate tasks; every value is checked first."""
     from reports.methods import DEFAULT_INTRAS, canonical_intra
-    from reports.training import POLICIES
+    from reports.report.training import POLICIES
     from themis.training import TrainingConfig
     from themis.training.dims import TRANSFORMERS
     from themis.training.simulate import check_size

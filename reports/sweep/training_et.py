@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from reports.records import Status
-from reports.training_policies import TrainingPolicy
+from reports.sweep.training_policies import TrainingPolicy
 from topologies.errors import InputError
 
 if TYPE_CHECKING:  # pragma: no cover - typing only

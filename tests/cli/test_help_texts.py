@@ -10,7 +10,7 @@ import themis.disciplines.base as disciplines
 import themis.policies.base as policies
 from reports.cli import build_parser
 from reports.methods import every_intra, every_policy
-from reports.training import NETWORKS
+from reports.report.training import NETWORKS
 
 
 def _help(command: str) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reports.cli import main
-from reports.training_plots import exposed_intervals, timeline_data
+from reports.report.training_plots import exposed_intervals, timeline_data
 from topologies.workload import load_workload
 
 TUTORIAL = Path(__file__).parents[1] / "data" / "astra-sim-1.0" / "tutorial"
@@ -130,7 +130,7 @@ def test_timeline_data_lies_inside_the_run() -> None:
 
 
 def test_train_report_is_deterministic(capsys, tmp_path) -> None:
-    from reports.training import write_report
+    from reports.report.training import write_report
 
     policies = [("baseline/fifo", "baseline", "fifo"), ("themis/scf", "themis", "scf")]
     outs = []
@@ -198,7 +198,7 @@ def test_timeline_colours_are_distinct_saturated_and_not_reused_nearby() -> None
     collectives in a row of as many as the palette holds all differ."""
     import itertools
 
-    from reports.training_plots import (
+    from reports.report.training_plots import (
         COLLECTIVE_COLORS,
         plot_training_timeline,
         timeline_colors,

@@ -29,7 +29,7 @@ def one_error(capsys, *argv: str) -> str:
 
 def test_system_and_policies_run_as_themis_train_does(tmp_path: Path, capsys,
                                                       monkeypatch) -> None:
-    from reports import training_exact
+    from reports.report import training_exact
 
     monkeypatch.setattr(training_exact, "run_small", lambda *a, **k: [])  # CP-SAT: elsewhere
     system = tmp_path / "sys.txt"
@@ -60,7 +60,7 @@ def test_system_and_policies_run_as_themis_train_does(tmp_path: Path, capsys,
 
 def test_bad_policies_and_systems_are_one_line_before_any_run(tmp_path: Path, capsys,
                                                               monkeypatch) -> None:
-    import reports.training as training
+    import reports.report.training as training
 
     def no_runs(*args, **kwargs):
         raise AssertionError("the simulations started")

@@ -117,7 +117,7 @@ def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> N
     import fcntl
     import os
 
-    import reports.training as training
+    import reports.report.training as training
 
     monkeypatch.setattr(training, "run_cases", _no_runs)
     for flag, text in (("--workloads", ",,"), ("--networks", " , ")):
@@ -149,7 +149,7 @@ def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> N
 
 def test_train_report_interrupted_leaves_no_empty_folder(capsys, tmp_path,
                                                          monkeypatch) -> None:
-    import reports.training as training
+    import reports.report.training as training
     from reports.cli import main
 
     def interrupted(*args, **kwargs):

@@ -237,7 +237,7 @@ def test_db_plots_name_their_setting_and_a_study_without_bound_draws_no_empty_ba
     """Each setting's plot says its setting in the title; without a bound task the bound's
     (empty) bars are left out, and a setting with nothing to draw gets no plot."""
     import themis.plots
-    from reports.training_db import write_db_report
+    from reports.report.training_db import write_db_report
 
     drawn: dict[str, tuple[str, list[str]]] = {}
     real_save = themis.plots.save_figure

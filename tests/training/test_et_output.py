@@ -92,7 +92,7 @@ def test_compare_runs_2x_own_baseline_beside_the_policy(tmp_path, capsys) -> Non
 def test_timeline_draws_the_slowest_classes_with_one_colour_per_collective_position() -> None:
     """Of 10 rank classes the 8 slowest are drawn (2 rows each); the k-th collective of
     every class has one colour though chakra offsets each rank's ids."""
-    from reports.training_plots import MAX_ET_CLASSES, plot_et_timeline
+    from reports.report.training_plots import MAX_ET_CLASSES, plot_et_timeline
     from themis.training.et_run import ETResult, NodeRun
 
     classes = [([r], [NodeRun(100 * r, "c", "compute", 0, 1000),

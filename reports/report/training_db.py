@@ -2,7 +2,7 @@
 
 A sweep spec's ``[[training]]`` tables (:mod:`reports.sweep.training`) store
 one row per (case, method) in the database's ``training`` table. This module
-reads them back (read-only) into :class:`reports.training_tables.Row` rows, one
+reads them back (read-only) into :class:`reports.report.training_tables.Row` rows, one
 group per *setting* (system, timing, passes, chunks: the cases of one setting
 differ only in workload and network), and writes ``README.md`` (per setting the
 speed-up, iteration-time and exposed-communication tables and the findings of
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.training_tables import (
+from reports.report.training_tables import (
     Row,
     case_table,
     findings,
@@ -114,7 +114,7 @@ def study_of(stored: list[dict[str, Any]], meta: dict[str, str], state: str = ""
     :func:`~reports.sweep.training.run_training_task` returns them) and the sweep's meta
     (``training_order``: the tasks' order); ``state`` says how far an unfinished sweep
     got (empty when it finished)."""
-    from reports.training import FAMILIES
+    from reports.report.training import FAMILIES
 
     rows, earlier = _ordered(stored, meta)
     family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
@@ -172,7 +172,7 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
                 t0: float | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of ``study`` to ``out_dir``
     (``t0``: when the work began, for the wall time the README quotes)."""
-    from reports.training import has_speedups, report_folder, write_speedups
+    from reports.report.training import has_speedups, report_folder, write_speedups
 
     t0 = time.perf_counter() if t0 is None else t0
     with report_folder(Path(out_dir), "--out") as out:

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from reports.training_tables import (
+from reports.report.training_tables import (
     PAPER,
     Row,
     case_table,
@@ -139,7 +139,7 @@ def _mbytes(rows: Sequence[Row], results: dict) -> str:
 
 def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str]:
     """``speedups.png`` and ``timeline.png``; returns the timeline case's description."""
-    from reports.training_plots import plot_training_timeline
+    from reports.report.training_plots import plot_training_timeline
     from themis.plots import new_figure, save_figure
 
     write_speedups(out, rows)
@@ -210,13 +210,13 @@ def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
     """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
     speed-ups over the rows' first policy, run under ``timing``.
 
-    ``setting`` (e.g. :meth:`reports.training_db.Setting.label`) replaces the
+    ``setting`` (e.g. :meth:`reports.report.training_db.Setting.label`) replaces the
     timing in the title, so that the plots of different settings differ. The
     bound's bars are left out when no row has a bound (:func:`has_speedups`
     says whether anything is left to draw). At least ~9 inches wide whatever
     the workload count: the title and the legend need the room, so one or two
     panels are not squeezed."""
-    from reports.training_plots import plot_speedups
+    from reports.report.training_plots import plot_speedups
     from themis.plots import new_figure, save_figure
 
     labels = labels_of(rows)
@@ -268,7 +268,7 @@ def _write(out: Path, t0: float, workloads: Sequence[str] | None, networks: Sequ
            progress: Callable[[int, int], None] | None, system: Any) -> float:
     rows, results = run_cases(workloads, networks, policies, progress, system)
     case, pair = write_plots(out, rows, results)
-    from reports import training_exact as tx
+    from reports.report import training_exact as tx
 
     small = tx.run_small(system if system is not None else default_system(), TIMING,
                          policies or available_policies())

@@ -3,9 +3,9 @@
 :class:`Row` is one simulated run (a workload on a network under a policy,
 with its case's bound); the functions turn a list of rows into the Markdown
 tables and bullets of ``reports/training/README.md`` and its ``results.csv``.
-``themis train-report`` makes the rows by simulating (:mod:`reports.training`),
+``themis train-report`` makes the rows by simulating (:mod:`reports.report.training`),
 ``themis train-report --db`` reads them from a sweep database
-(:mod:`reports.training_db`); both use these functions. The first policy label
+(:mod:`reports.report.training_db`); both use these functions. The first policy label
 of a list of rows is the one speed-ups are measured against.
 """
 
