@@ -122,9 +122,15 @@ def plot_training_timeline(result: Any, ax: Axes | None = None,
     ax.set_yticks(range(rows), [f"dim {top - 1 - r}" for r in range(rows - 1)] + ["compute"])
     ax.set_ylim(-0.6, rows - 0.4)
     ax.set_xlim(0, xmax / scale)
-    ax.set_xlabel(f"time ({unit}); red: no compute running (exposed communication); "
-                  f"colours: one per collective (repeating after "
-                  f"{len(COLLECTIVE_COLORS)})")
+    return _finish(ax, f"time ({unit}); red: no compute running (exposed communication); "
+                       f"colours: one per collective (repeating after "
+                       f"{len(COLLECTIVE_COLORS)})", title, path)
+
+
+def _finish(ax: Axes, xlabel: str, title: str | None,
+            path: str | os.PathLike | None) -> Axes:
+    """A timeline's x label and title, saved to ``path`` when given."""
+    ax.set_xlabel(xlabel)
     if title:
         ax.set_title(title)
     if path is not None:
@@ -196,13 +202,8 @@ def plot_et_timeline(result: Any, ax: Axes | None = None,
     ax.set_xlim(0, max(end, 1.0) / scale)
     more = f"; the {len(classes)} slowest of {shown} rank classes" if shown > len(classes) \
         else ""
-    ax.set_xlabel(f"time ({unit}); red: no compute running (exposed communication); "
-                  f"colours: one per collective node{more}")
-    if title:
-        ax.set_title(title)
-    if path is not None:
-        save_figure(cast("Figure", ax.figure), path)
-    return ax
+    return _finish(ax, f"time ({unit}); red: no compute running (exposed communication); "
+                       f"colours: one per collective node{more}", title, path)
 
 
 def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None = None,
