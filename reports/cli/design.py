@@ -260,9 +260,6 @@ def _settle(args: argparse.Namespace) -> tuple[Any, str]:
     if args.timing is None:
         args.timing = "astra-sim-2" if args.traces else "alpha-beta"
     runner = timing_meaning(args.timing).runner
-    if args.traces and not args.system:
-        raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its splits, "
-                         "algorithms, collective-optimization)", "--system", None)
     system = load_system(args.system)
     if args.chunks is None:
         args.chunks = system.chunks or DEFAULT_CHUNKS
@@ -368,11 +365,16 @@ def _shape(network: Any) -> str:
 
 
 def _print(problem: Any, study: Any, policy: str, what: str) -> None:
+    from solvers.design import TraceSpec
+
     chosen = study.designs[policy]
     unit = "GB/s per NPU (total bandwidth)" if set(problem.costs) == {1.0} else \
         "per NPU (cost model)"
     first = problem.items[0] if problem.items else None
-    if problem.training is not None:
+    if isinstance(problem.training, TraceSpec):
+        work = f"one iteration of {len(problem.training.traces)} ranks' Chakra traces " \
+               f"({problem.training.timing})"
+    elif problem.training is not None:
         work = f"one training iteration of {problem.training.workload.name}"
     elif what == "makespan_ns":
         assert first is not None

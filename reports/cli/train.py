@@ -19,6 +19,7 @@ from typing import IO, Any
 
 from reports.cli.common import (
     CHUNKS_DEFAULT_HELP,
+    DEFAULT_CHUNKS,
     GANTT_HELP,
     add_network_args,
     check_output,
@@ -245,15 +246,13 @@ def _train_et(args: argparse.Namespace) -> int:
         raise InputError("not taken with Chakra traces yet (the exact iteration model and "
                          "the window bound replay 1.0 workload loops; an ET run gives its "
                          "slot bound, lower_bound_ns)", "--solve", True)
-    if not args.system:
-        raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
-                         "preferred-dataset-splits, algorithms, collective-optimization)",
-                         "--system", None)
     check_output(args.timeline, "--timeline", figure=True)
     network = load_network(args.network)
+    # Without --system: ASTRA-sim 2.x's own defaults (endpoint delay 10, localBWAware,
+    # each dimension's default algorithm) and the one chunk default of every command.
     system = load_system(args.system)
-    if args.chunks is not None:
-        system = dataclasses.replace(system, chunks=args.chunks)
+    if args.chunks is not None or system.chunks is None:
+        system = dataclasses.replace(system, chunks=args.chunks or DEFAULT_CHUNKS)
     traces, names = read_et_source(args.workload, network.npus)
     groups = {}
     if args.comm_group:

@@ -28,8 +28,9 @@ policy nor discipline). Keys::
 
 A workload may also be Chakra execution traces (a prefix ``<prefix>.<rank>.et``, a
 folder of them or one ``.et`` file, relative to the spec), run as ``themis train
-PREFIX NETWORK --system S.json`` runs them (:func:`themis.training.et_run.simulate_et`):
-such a case needs ``systems`` (ASTRA-sim 2.x's JSON), runs under ``astra-sim-2``
+PREFIX NETWORK --system S.json`` runs them (:func:`themis.training.et_run.simulate_et`;
+without ``systems``, ASTRA-sim 2.x's defaults and 4 splits, as ``train`` without
+``--system``), runs under ``astra-sim-2``
 unless ``timing`` names others (any registered timing: each collective timed alone
 under it), one pass (a trace holds its passes), a collective policy per method (the
 training-level planners run 1.0 workloads only; by default the report's
@@ -272,7 +273,7 @@ def parse_training(tables: object, folder: Path, file: str
     from themis.training.dims import TRANSFORMERS
     from themis.training.simulate import check_size
     from topologies.astra.algorithms import validate_system
-    from topologies.system import SystemConfig
+    from topologies.system import DEFAULT_SPLITS, SystemConfig
     from topologies.workload import load_workload
 
     if not isinstance(tables, list) or not all(isinstance(t, dict) for t in tables):
@@ -309,10 +310,6 @@ def parse_training(tables: object, folder: Path, file: str
         if not isinstance(bound, bool):
             raise InputError("must be true or false", f"{g}.bound", bound, file)
         groups_file = comm_group(table, g, folder, file, has_et)
-        if has_et and not systems:
-            raise InputError("Chakra traces need ASTRA-sim 2.x's system JSON (its "
-                             "preferred-dataset-splits, algorithms, collective-optimization)",
-                             f"{g}.systems", None, file)
         if has_et and passes != [1]:
             raise InputError("Chakra traces hold their passes (give 1, or leave passes "
                              "out)", f"{g}.passes", passes, file)
@@ -333,9 +330,8 @@ def parse_training(tables: object, folder: Path, file: str
             case_methods: list[TrainingPolicy | None]
             if isinstance(wl, Path):  # Chakra traces
                 ets = read_et(wl, network, groups_file, et_cache)
-                run_system = system if c is None else replace(system, chunks=c)
-                ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks or 1,
-                                run_system)
+                run_system = replace(system, chunks=c or system.chunks or DEFAULT_SPLITS)
+                ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks, run_system)
                 check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
                 case = TrainingCase(ets, wname, network, nname, sname, ecfg)
                 case_methods = list(et_methods)

@@ -118,8 +118,6 @@ SMALL = 'workloads = ["t"]\nnetworks = ["net.yml"]\nsystems = ["sys.json"]\n'
 
 @pytest.mark.parametrize(("body", "kw"), [
     (SMALL + "passes = [2]\n", dict(key="training[0].passes", says="hold their passes")),
-    ('workloads = ["t"]\nnetworks = ["net.yml"]\n', dict(key="training[0].systems",
-                                                         says="system JSON")),
     (SMALL + 'policies = ["online-mix/feed"]\n', dict(key="training[0].policies[0]",
                                                       says="training-level planner")),
     (SMALL + 'policies = ["1,0"]\n', dict(key="training[0].policies[0]", says="1,0")),
@@ -208,7 +206,6 @@ def test_train_report_runs_traces_as_train_does(tmp_path, capsys) -> None:
 
 
 @pytest.mark.parametrize(("extra", "says"), [
-    ([], "--system: Chakra traces need"),
     (["--system", "S", "--policies", "online-mix/feed"], "--policies = 'online-mix/feed'"),
     (["--system", "S", "--comm-group", "nope.json"], "--comm-group = 'nope.json': no such"),
 ])
@@ -225,3 +222,34 @@ def test_train_report_refuses_what_train_refuses(tmp_path, capsys, extra, says) 
 def test_train_report_comm_group_needs_traces(capsys) -> None:
     assert main(["train-report", "--workloads", "vgg16", "--comm-group", "g.json"]) == 2
     assert "only Chakra traces" in capsys.readouterr()[1]
+
+
+def test_traces_without_a_system_file_run_with_the_one_defaults(tmp_path, capsys) -> None:
+    """No system file: ASTRA-sim 2.x's defaults and the chunk default of every command
+    (4 splits), in ``train``, a ``[[training]]`` table without ``systems`` and
+    ``train-report`` alike; ``--chunks`` / ``chunks`` replace the 4 and change the end."""
+    run = _run("N2b_tinyDATA_none_s16_trace")
+    prefix, net = str(SHARED / run["prefix"]), str(SHARED / run["network"])
+    ends = {}
+    for chunks in (None, 16):
+        flags = [] if chunks is None else ["--chunks", str(chunks)]
+        assert main(["train", prefix, net, *flags, "--json"]) == 0
+        data = json.loads(capsys.readouterr()[0])
+        assert (data["splits"], data["timing"]) == (chunks or 4, "astra-sim-2")
+        ends[chunks] = data["end_ns"]
+        extra = "" if chunks is None else f"chunks = [{chunks}]\n"
+        spec = _spec(tmp_path, f'workloads = ["{prefix}"]\nnetworks = ["{net}"]\n'
+                               f'policies = ["baseline/fifo"]\n{extra}')
+        db = tmp_path / f"nosys{chunks}.sqlite"
+        assert run_sweep(str(spec), str(db), workers=1, stream=io.StringIO()).failed == 0
+        with sqlite3.connect(db) as conn:
+            (end,) = conn.execute("SELECT end_ns FROM training").fetchone()
+        assert end == ends[chunks]
+    assert ends[None] != ends[16]
+    out = tmp_path / "r"
+    assert main(["train-report", "--workloads", prefix, "--networks", net, "--policies",
+                 "baseline/fifo", "--out", str(out)]) == 0
+    capsys.readouterr()
+    with open(out / "results.csv", newline="") as f:
+        (row,) = list(csv.DictReader(f))
+    assert int(row["end_ns"]) == ends[None]
