@@ -168,6 +168,11 @@ def test_hybrid_groups_and_masks_read_back_and_run(tmp_path, capsys) -> None:
                  f"{prefix}.comm_groups.json"]) == 2
     err = capsys.readouterr()[1]
     assert err.count("\n") == 1 and "flattens" in err and "pg_name" in err
+    # the groups written beside the traces, not given: the message says where they are
+    assert main(["train", prefix, net, "--timing", "alpha-beta"]) == 2
+    err = capsys.readouterr()[1]
+    assert err.count("\n") == 1 and "no comm-group file is given" in err
+    assert "PREFIX.comm_groups.json" in err
 
 
 @pytest.mark.parametrize(("argv", "says"), [

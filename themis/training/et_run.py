@@ -228,6 +228,11 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
         pg = node.attr("pg_name")
         if pg is not None and pg.value not in ("", None):
             members = groups.get(str(pg.value))
+            if members is None and not groups:
+                raise InputError(f"{where}: names a communicator group and no comm-group "
+                                 "file is given (--comm-group FILE.json, or comm_group in a "
+                                 "spec; `themis convert --faithful` writes "
+                                 "PREFIX.comm_groups.json)", "pg_name", pg.value)
             if members is None:
                 raise InputError(f"{where}: names a communicator group the comm-group "
                                  "file does not hold", "pg_name", pg.value)
