@@ -164,12 +164,14 @@ def _with_traces(args: argparse.Namespace, out: str, workloads: list[str],
     import time
     from pathlib import Path
 
-    from reports.report.training import NETWORKS
     from reports.report.training_db import study_of, write_study
     from reports.sweep.training import parse_training, run_training_task
     from reports.sweep.training_policies import split_policy_list
 
-    table: dict[str, Any] = {"workloads": workloads, "networks": networks or list(NETWORKS)}
+    if not networks:  # the bundled networks' NPU counts are not the traces' ranks
+        raise InputError("Chakra traces need the network they ran on (one NPU per rank): "
+                         "give --networks", "--networks", None)
+    table: dict[str, Any] = {"workloads": workloads, "networks": networks}
     if args.system:
         table["systems"] = [args.system]
     if args.policies is not None:  # one without a discipline: the system's, else FIFO

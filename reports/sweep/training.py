@@ -329,7 +329,12 @@ def parse_training(tables: object, folder: Path, file: str
                 in combos:
             case_methods: list[TrainingPolicy | None]
             if isinstance(wl, Path):  # Chakra traces
-                ets = read_et(wl, network, groups_file, et_cache)
+                try:
+                    ets = read_et(wl, network, groups_file, et_cache)
+                except InputError as err:
+                    raise replace(
+                        err, reason=f"{err.reason} (on network {nname}, {network.npus} "
+                                    "NPUs)") from None
                 run_system = replace(system, chunks=c or system.chunks or DEFAULT_SPLITS)
                 ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks, run_system)
                 check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)

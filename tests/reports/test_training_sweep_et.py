@@ -253,3 +253,19 @@ def test_traces_without_a_system_file_run_with_the_one_defaults(tmp_path, capsys
     with open(out / "results.csv", newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert int(row["end_ns"]) == ends[None]
+
+
+def test_traces_on_the_wrong_network_say_which_network(tmp_path, capsys) -> None:
+    """train-report on traces needs the network they ran on (the bundled networks' NPU
+    counts are not the traces' ranks), and a rank count that does not fit names the
+    network it was read against."""
+    run = _run("N2b_tinyDATA_none_s16_trace")
+    prefix = str(SHARED / run["prefix"])
+    assert main(["train-report", "--workloads", prefix, "--out", str(tmp_path / "r")]) == 2
+    err = capsys.readouterr()[1]
+    assert err.count("\n") == 1 and err.startswith("themis: error: --networks:")
+    assert main(["train-report", "--workloads", prefix, "--networks", "small-2d", "--out",
+                 str(tmp_path / "r")]) == 2
+    err = capsys.readouterr()[1]
+    assert err.count("\n") == 1 and "(on network small-2d, 16 NPUs)" in err
+    assert not (tmp_path / "r").exists()
