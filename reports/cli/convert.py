@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--passes", type=int_arg("--passes"), default=1,
                    help="training passes (chakra's --num-passes; default 1)")
     p.add_argument("--out", required=True, metavar="PREFIX",
-                   help="output prefix: writes PREFIX.0.et .. PREFIX.<npus-1>.et")
+                   help="output prefix: writes PREFIX.0.et .. PREFIX.<npus-1>.et (an existing "
+                        "folder: FOLDER/<workload name>.<rank>.et)")
     p.add_argument("--schema", default="1.0.0", choices=("0.0.4", "1.0.0"),
                    help="the chakra version whose schema string is written (0.0.4: what "
                         "ASTRA-sim 2.x's reference runs used; default 1.0.0)")
@@ -70,6 +71,10 @@ def cmd_convert(args: argparse.Namespace) -> int:
             raise InputError("no such file or bundled workload", "WORKLOAD", args.workload)
         path = bundled
     prefix = Path(args.out)
+    if args.out.endswith(("/", "\\")) or prefix.is_dir():  # a folder: the workload's name in it
+        if not prefix.is_dir():
+            raise InputError("no such folder", "--out", args.out)
+        prefix = prefix / path.stem
     if not prefix.parent.is_dir():
         raise InputError(f"no such folder: {prefix.parent}", "--out", args.out)
     text = read_text(path)

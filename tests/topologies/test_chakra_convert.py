@@ -47,6 +47,20 @@ def test_convert_command_writes_the_runs_files(tmp_path, capsys) -> None:
             (RUNS / "N2a_vgg16_s16" / f"vgg16.{rank}.et").read_bytes()
 
 
+def test_an_existing_folder_as_out_gets_the_workload_name(tmp_path, capsys) -> None:
+    """``--out FOLDER`` (or ``FOLDER/``) writes ``FOLDER/<workload>.<rank>.et``, not
+    ``FOLDER.<rank>.et`` beside it; a missing ``FOLDER/`` is refused in one line."""
+    (tmp_path / "ets").mkdir()
+    for out in (str(tmp_path / "ets"), str(tmp_path / "ets") + "/"):
+        assert main(["convert", "vgg16", "--npus", "4", "--out", out]) == 0
+        capsys.readouterr()
+        assert sorted(p.name for p in (tmp_path / "ets").iterdir()) == \
+            [f"vgg16.{r}.et" for r in range(4)]
+        assert not list(tmp_path.glob("ets.*.et"))
+    assert main(["convert", "vgg16", "--npus", "4", "--out", str(tmp_path / "no") + "/"]) == 2
+    assert "no such folder" in capsys.readouterr().err
+
+
 def test_micro_known_answer() -> None:
     # MICRO: per pass, per layer, one collective node (the weight-gradient one), no deps;
     # ids run on across ranks; NONE is comm type 0 (ALL_REDUCE) as chakra writes it.
