@@ -14,7 +14,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from themis.plans import PlanShape, stage_plan
+from themis.plans import PlanShape, is_permutation, stage_plan
 from themis.schedule import Schedule, Stage
 from themis.stages import chain
 from themis.timing import Timing, make_timing
@@ -83,7 +83,7 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
         coll = schedule.collectives[cp.collective]
         seen_chunks[cp.collective].append(cp)
         span = active if schedule.spans is None else _span(schedule, cp.collective, active)
-        if sorted(cp.route) != span:
+        if not is_permutation(cp.route, span):
             out.append(Violation("route", f"chunk {key}: route {cp.route} is not a "
                                           f"permutation of dimensions {span}"))
         phases = tuple(cp.phases)

@@ -7,13 +7,38 @@ all-gather has one. A timing model says which shapes it runs
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from enum import StrEnum
+
+from topologies.errors import InputError
 
 #: A chunk's stage plan: its (phase, dimension) stages in order.
 Plan = tuple[tuple[str, int], ...]
 #: A chunk's route: the dimensions it crosses, in order.
 Route = tuple[int, ...]
+
+
+def is_permutation(route: Sequence[int], dims: Iterable[int]) -> bool:
+    """Whether ``route`` crosses each dimension of ``dims`` exactly once (the one
+    route-permutation test: policies, planners, the simulator and the checker)."""
+    return sorted(route) == sorted(dims)
+
+
+def check_routes(routes: Iterable[Sequence[int]], dims: Iterable[int], *,
+                 producer: str | None = None, key: str = "route",
+                 what: str = "dimensions") -> None:
+    """Raise an :class:`InputError` for the first of ``routes`` that is not a
+    permutation of ``dims``: "policy P produced a route ..." when a policy
+    (``producer``) made it, else "a route must be a permutation of the {what} ..."
+    naming the route as the user writes it (``2,0,1``) under ``key``."""
+    want = sorted(dims)
+    for r in routes:
+        if not is_permutation(r, want):
+            if producer is not None:
+                raise InputError(f"policy {producer} produced a route that is not a "
+                                 f"permutation of {want}", key, tuple(r))
+            raise InputError(f"a route must be a permutation of the {what} {want}", key,
+                             ",".join(map(str, r)))
 
 
 class StagePhase(StrEnum):

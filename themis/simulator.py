@@ -27,7 +27,7 @@ from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
 from themis.engine import EventLoop, Rules, ServeOrder
 from themis.metrics import Metrics, compute_metrics
-from themis.plans import Plan, PlanShape, stage_plan
+from themis.plans import Plan, PlanShape, check_routes, stage_plan
 from themis.policies import InterPolicy, make_policy
 from themis.policies.base import PLAIN_RUN, PolicyChoice, RunModel, choose
 from themis.schedule import ChunkPlan, Schedule, Stage
@@ -142,11 +142,7 @@ def policy_choice(
         choice = choose(policy, collective, network, timing, intra_options, active_chunks,
                         run_model)
     routes = [tuple(r) for r in choice.routes]
-    active = sorted(network.active_dims)
-    for r in set(routes):
-        if sorted(r) != active:
-            raise InputError(f"policy {policy.name} produced a route that is not a "
-                             f"permutation of {active}", "route", r)
+    check_routes(sorted(set(routes)), network.active_dims, producer=policy.name)
     return dataclasses.replace(choice, routes=routes)
 
 

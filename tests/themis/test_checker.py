@@ -108,3 +108,22 @@ def test_json_round_trip(valid: Schedule, tmp_path) -> None:
     assert again.chunks == valid.chunks
     assert again.network == valid.network
     assert check(again) == []
+
+
+def test_the_one_route_permutation_check() -> None:
+    """``themis.plans.check_routes``: the policies', planners', simulator's and checker's
+    one test; a user's route is echoed as written, a policy's as its tuple."""
+    import pytest
+
+    from themis.plans import check_routes, is_permutation
+    from topologies.errors import InputError
+
+    assert is_permutation((2, 0, 1), [0, 1, 2]) and not is_permutation((0, 0, 1), [0, 1, 2])
+    check_routes([(1, 0), (0, 1)], (0, 1))
+    with pytest.raises(InputError) as e:
+        check_routes([(0, 1), (1, 1)], (0, 1))
+    assert (e.value.field, e.value.value) == ("route", "1,1")
+    assert "permutation of the dimensions [0, 1]" in e.value.reason
+    with pytest.raises(InputError) as e:
+        check_routes([(0,)], (0, 1), producer="mine")
+    assert e.value.value == (0,) and e.value.reason.startswith("policy mine produced")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from themis.collective import Collective
+from themis.plans import check_routes
 from themis.policies.base import Route, register_policy
 from topologies.errors import InputError
 from topologies.network import Network
@@ -42,12 +43,6 @@ class FixedRoute:
 
     def routes(self, collective: Collective, network: Network) -> list[Route]:
         """The given routes, validated as permutations of the active dimensions."""
-        want = sorted(network.active_dims)
-        for r in self.routes_:
-            if sorted(r) != want:
-                raise InputError(
-                    f"a route must be a permutation of the dimensions {want}", "route",
-                    ",".join(map(str, r)),
-                )
+        check_routes(self.routes_, network.active_dims)
         n = len(collective.chunk_sizes())
         return [self.routes_[k % len(self.routes_)] for k in range(n)]

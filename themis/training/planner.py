@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from themis.collective import Collective
 from themis.engine import Engine
-from themis.plans import Plan, PlanShape, Route, stage_plan
+from themis.plans import Plan, PlanShape, Route, check_routes, stage_plan
 from themis.policies import canonical_policy, is_route, parse_route
 from themis.policies.base import InterPolicy, choose
 from themis.runkind import RunKind
@@ -80,11 +80,8 @@ class Planner:
         self.fixed: tuple[Route, ...] = ()
         if is_route(self.name):
             self.fixed = tuple(parse_route(r) for r in self.name.split(";"))
-            want = sorted(network.active_dims)
-            for r in self.fixed:
-                if sorted(r) != want:
-                    raise InputError(f"a route must be a permutation of the (logical) "
-                                     f"dimensions {want}", "policy", ",".join(map(str, r)))
+            check_routes(self.fixed, network.active_dims, key="policy",
+                         what="(logical) dimensions")
             self.name = "fixed"
         if self.name == "fixed" and not self.fixed:
             raise InputError("needs a route: give the route itself, like 2,0,1", "policy",
@@ -137,11 +134,7 @@ class Planner:
         else:
             got = [tuple(r) for r in self.policy.routes(coll, view)]
         routes = got[offset:]
-        want = sorted(view.active_dims)
-        for r in routes:
-            if sorted(r) != want:
-                raise InputError(f"policy {self.name} produced a route that is not a "
-                                 f"permutation of {want}", "route", r)
+        check_routes(routes, view.active_dims, producer=self.name)
         self._cache[key] = (routes, shape)
         return routes, shape
 
@@ -178,11 +171,7 @@ class Planner:
         if self.router is not None and kind != "all-to-all":
             routes, plans = self.router.choose(kind, mask, sizes, now)
             routes = [tuple(r) for r in routes]
-            want = sorted(involved(self.network, mask))
-            for r in routes:
-                if sorted(r) != want:
-                    raise InputError(f"policy {self.name} produced a route that is not a "
-                                     f"permutation of {want}", "route", r)
+            check_routes(routes, involved(self.network, mask), producer=self.name)
             return routes, plans if plans is not None else self.plans(kind, routes)
         routes, shape = self.routes(kind, mask, sizes[0], len(sizes), now)
         return routes, self.plans(kind, routes, shape)
