@@ -64,6 +64,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("solver_params", "TEXT"),      # JSON of the solver parameters asked for, if any
     ("choice", "TEXT"),             # portfolio: the winning candidate; improve: its start
     ("stopped_by", "TEXT"),         # the limit that ended a search: wall | deterministic | nodes
+    ("scaling_error_ns", "REAL"),   # a solver's model on a rounded time grid: its "optimal"
+                                    # is within this of the exact optimum (0: exact)
     ("reason", "TEXT"),             # why a solver's status is not its plain answer
     ("valid", "INTEGER"),
     ("versions", "TEXT"),           # JSON: python, ortools, pulp, highspy, themis-sched

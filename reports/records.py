@@ -148,6 +148,9 @@ class MethodResult:
     solver_params: str | None = None  # JSON of the solver parameters asked for
     choice: str | None = None  # a planning policy's winning candidate (portfolio), improve's start
     stopped_by: str | None = None     # wall | deterministic | nodes: what ended a search
+    #: A solver row: how far its model's times can be from the exact ones (a rounded
+    #: time grid); its "optimal" means optimal within this. 0 on the exact grid.
+    scaling_error_ns: float | None = None
     reason: str | None = None         # why a solver's status is not its plain answer
     valid: bool = True
     error: str | None = None
