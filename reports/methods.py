@@ -419,7 +419,9 @@ def _run_solver(instance: Instance, method: Method, catch_sigint: bool,
                          runtime_s=float(res.runtime_s), schedule=res.schedule,
                          choice=res.meta.get("start") if method.name == IMPROVE else None,
                          stopped_by=str(res.meta.get("stopped_by") or "") or None,
-                         scaling_error_ns=float(getattr(res, "scaling_error_ns", 0.0) or 0.0),
+                         # improve's schedules are simulated (exact times): no grid
+                         scaling_error_ns=None if method.name == IMPROVE else
+                         float(getattr(res, "scaling_error_ns", 0.0) or 0.0),
                          reason=getattr(res, "reason", "") or None, detail=res)
 
 
