@@ -57,7 +57,7 @@ from solvers.bounds import LB3_SAFETY_S, Bounds, bounds
 from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.params import SolverParams
 from solvers.result import PROOF_TOL, BoundSource, Result, Status
-from solvers.solve import PHASE_MARGIN
+from solvers.solve import time_short
 from themis.checker import check
 from themis.instance import Instance
 from themis.plans import stage_plan
@@ -435,15 +435,12 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     def no_time(share: float, need_s: float, what: str) -> bool:
         """Under the wall-clock limit: whether ``what`` (about ``need_s``, allowed
         ``share`` of the time left) does not fit; ``skipped`` then says why."""
-        if end is None:
+        if end is None or time_limit_s is None:
             return False
-        left = end - time.perf_counter()
-        if share * left >= PHASE_MARGIN * need_s:
-            return False
-        skipped[what] = (f"not enough time left ({max(0.0, left):.2f} s of the "
-                         f"{time_limit_s:g} s time limit; it needs about "
-                         f"{PHASE_MARGIN * need_s / share:.2f} s)")
-        return True
+        short = time_short(end - time.perf_counter(), time_limit_s, share, need_s)
+        if short:
+            skipped[what] = f"not enough time left ({short})"
+        return bool(short)
 
     chained, chain_info = (None, {}) if chain_dtime_s <= 0 else \
         (None, {"skipped": "time limit"}) if no_time(0.5, bounds_s, "chain") else _chain(

@@ -96,18 +96,25 @@ def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
 PHASE_MARGIN = 2.0
 
 
+def time_short(left_s: float, limit_s: float, share: float, need_s: float) -> str:
+    """Whether an optional phase that needs about ``need_s`` and may use ``share`` of
+    the ``left_s`` seconds left of a ``limit_s`` time limit does not fit (``solve``,
+    ``improve``): ``""`` when it fits, else how short the time is."""
+    if share * left_s >= PHASE_MARGIN * need_s:
+        return ""
+    return (f"{max(0.0, left_s):.2f} s of the {limit_s:g} s time limit; it needs about "
+            f"{PHASE_MARGIN * need_s / share:.2f} s")
+
+
 def _no_time_for(params: SolverParams, t0: float, share: float, need_s: float,
                  what: str) -> str:
     """Why an optional phase that needs about ``need_s`` and may use ``share`` of the
     wall clock left is skipped (``""``: it runs)."""
     if params.deterministic:
         return ""
-    left = params.time_limit_s - (time.perf_counter() - t0)
-    if share * left >= PHASE_MARGIN * need_s:
-        return ""
-    return (f"skipped: not enough time left for {what} ({max(0.0, left):.2f} s of the "
-            f"{params.time_limit_s:g} s time limit; it needs about "
-            f"{PHASE_MARGIN * need_s / share:.2f} s)")
+    short = time_short(params.time_limit_s - (time.perf_counter() - t0), params.time_limit_s,
+                       share, need_s)
+    return f"skipped: not enough time left for {what} ({short})" if short else ""
 
 
 def _candidates(instance: Instance, data: ProblemData, lb: Bounds,
@@ -254,17 +261,18 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
     if chain.schedule is not None:
         cands[f"split-C{chain.from_chunks}"] = chain.schedule
     meta["chain_deterministic_time_s"] = chain.deterministic_time_s
-    why = _no_time_for(params, t0, 1.0, 2 * bounds_s, "the doubling bound LB3(2C)")
-    if why and linear_in_size(instance):
-        info["bound_skipped"] = why
-    elif linear_in_size(instance):
-        left = params.time_limit_s - (time.perf_counter() - t0)
-        safety = LB3_SAFETY_S if params.deterministic else \
-            min(LB3_SAFETY_S, max(0.05, 0.3 * left))
-        value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
-        info["bound_ns"], info["bound_factor"] = value, k
-        if value > lb.lb_ns:
-            lb = dataclasses.replace(lb, lb_ns=value)
+    if linear_in_size(instance):
+        why = _no_time_for(params, t0, 1.0, 2 * bounds_s, "the doubling bound LB3(2C)")
+        if why:
+            info["bound_skipped"] = why
+        else:
+            left = params.time_limit_s - (time.perf_counter() - t0)
+            safety = LB3_SAFETY_S if params.deterministic else \
+                min(LB3_SAFETY_S, max(0.05, 0.3 * left))
+            value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
+            info["bound_ns"], info["bound_factor"] = value, k
+            if value > lb.lb_ns:
+                lb = dataclasses.replace(lb, lb_ns=value)
     meta["doubling"] = info
     det = params.deterministic_time_s
     if det is not None:
