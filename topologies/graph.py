@@ -20,12 +20,12 @@ or ``"switch"``); NPUs have ``coords`` (tuple, dimension 0 first), switches
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 
 import networkx as nx
 
 from topologies.errors import InputError
-from topologies.network import Network
+from topologies.network import Network, npu_coords, npu_id
 
 __all__ = [
     "MAX_GRAPH_EDGES",
@@ -46,24 +46,6 @@ MAX_GRAPH_EDGES = 5_000_000
 def switch_node(dim: int, group: int) -> tuple[str, int, int]:
     """The name of the switch of group ``group`` along dimension ``dim``."""
     return ("switch", dim, group)
-
-
-def npu_id(coords: Sequence[int], sizes: Sequence[int]) -> int:
-    """ASTRA-sim's NPU id of ``coords`` (dimension 0 fastest)."""
-    result, stride = 0, 1
-    for c, p in zip(coords, sizes, strict=True):
-        result += c * stride
-        stride *= p
-    return result
-
-
-def npu_coords(npu: int, sizes: Sequence[int]) -> tuple[int, ...]:
-    """The coordinates of NPU ``npu`` (inverse of :func:`npu_id`)."""
-    coords = []
-    for p in sizes:
-        npu, c = divmod(npu, p)
-        coords.append(c)
-    return tuple(coords)
 
 
 def _factor_edges(kind: str, p: int) -> nx.Graph:

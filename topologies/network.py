@@ -7,6 +7,7 @@ are symmetric, so one NPU's links along a dimension are one resource.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from topologies.errors import InputError
@@ -16,6 +17,25 @@ from topologies.units import (
     MIN_BANDWIDTH_GBPS,
     GBps_to_bytes_per_ns,
 )
+
+
+def npu_id(coords: Sequence[int], sizes: Sequence[int]) -> int:
+    """ASTRA-sim's NPU id of ``coords`` (dimension 0 fastest)."""
+    result, stride = 0, 1
+    for c, p in zip(coords, sizes, strict=True):
+        result += c * stride
+        stride *= p
+    return result
+
+
+def npu_coords(npu: int, sizes: Sequence[int]) -> tuple[int, ...]:
+    """The coordinates of NPU ``npu`` (inverse of :func:`npu_id`)."""
+    coords = []
+    for p in sizes:
+        npu, c = divmod(npu, p)
+        coords.append(c)
+    return tuple(coords)
+
 
 #: Topology kinds and the hops a message crosses in the alpha-beta model.
 KIND_HOPS: dict[str, int] = {"Ring": 1, "FullyConnected": 1, "Switch": 2}

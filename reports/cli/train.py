@@ -300,10 +300,10 @@ def _train_et(args: argparse.Namespace) -> int:
     ]))
     if len(result.classes) > 1:  # ranks that differ: each class's end
         from reports.report.training_plots import ranks_label
+        from themis.training.et_run import nodes_end_ns
 
         print()
-        ends = [(ranks, nodes, max((n.end_ns for n in nodes), default=0))
-                for ranks, nodes in result.classes]
+        ends = [(ranks, nodes, nodes_end_ns(nodes)) for ranks, nodes in result.classes]
         if len(ends) > MAX_CLASS_ROWS:
             print(f"the {MAX_CLASS_ROWS} slowest of {len(ends)} rank classes (every one: "
                   "--json)")

@@ -169,8 +169,9 @@ def plot_et_timeline(result: Any, ax: Axes | None = None,
     classes = list(result.classes)
     shown = len(classes)
     if shown > MAX_ET_CLASSES:  # the slowest classes, in their own order
-        slow = sorted(range(shown), key=lambda c: -max((n.end_ns for n in classes[c][1]),
-                                                       default=0))[:MAX_ET_CLASSES]
+        from themis.training.et_run import nodes_end_ns
+
+        slow = sorted(range(shown), key=lambda c: -nodes_end_ns(classes[c][1]))[:MAX_ET_CLASSES]
         classes = [classes[c] for c in sorted(slow)]
     rows = 2 * len(classes)
     if ax is None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from themis.collective import Collective
@@ -58,6 +58,11 @@ class NodeRun:
     size_bytes: int = 0
 
 
+def nodes_end_ns(nodes: Sequence[NodeRun]) -> int:
+    """When a rank class's iteration ends: its last node's end (0 without nodes)."""
+    return max((n.end_ns for n in nodes), default=0)
+
+
 @dataclass
 class ETResult:
     """The end of an ET iteration and every node of each simulated rank class."""
@@ -80,7 +85,7 @@ class ETResult:
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
             "lower_bound_ns": self.lower_bound_ns,
             "rank_classes": [
-                {"ranks": ranks, "end_ns": max((n.end_ns for n in nodes), default=0),
+                {"ranks": ranks, "end_ns": nodes_end_ns(nodes),
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
                             "end_ns": n.end_ns,
                             **({"collective": n.collective, "size_bytes": n.size_bytes}
@@ -171,14 +176,9 @@ def _group_dims(members: list[int], sizes: tuple[int, ...]) -> tuple[bool, ...] 
     """The dimensions a communicator group spans when it is every NPU that shares one
     NPU's coordinates outside them (a sub-grid of the network), else ``None``."""
     from topologies.chakra.faithful import group_members
+    from topologies.network import npu_coords
 
-    coords = []
-    for m in members:
-        c = []
-        for size in sizes:
-            c.append(m % size)
-            m //= size
-        coords.append(c)
+    coords = [npu_coords(m, sizes) for m in members]
     dims = tuple(len({c[d] for c in coords}) > 1 for d in range(len(sizes)))
     if sorted(members) != group_members(members[0], dims, sizes):
         return None
@@ -391,8 +391,8 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     for ranks in by_rep.values():
         r = ranks[0]
         classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups, r)))
-    end = max((max((n.end_ns for n in nodes), default=0) for _, nodes in classes), default=0)
-    slowest = max(classes, key=lambda c: max((n.end_ns for n in c[1]), default=0))[1]
+    end = max((nodes_end_ns(nodes) for _, nodes in classes), default=0)
+    slowest = max(classes, key=lambda c: nodes_end_ns(c[1]))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
     bound = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
     return ETResult(end, compute, end - compute, len(traces), classes, bound)

@@ -13,6 +13,7 @@ from topologies.chakra.et import Attribute, Node
 from topologies.chakra.trace import Trace
 from topologies.chakra.types import NodeType
 from topologies.errors import InputError
+from topologies.network import npu_coords
 
 __all__ = ["FaithfulETs", "convert_faithful", "dimension_mask", "group_members"]
 
@@ -40,10 +41,7 @@ def dimension_mask(kind: str, layer: int, phase: str, ndims: int) -> tuple[bool,
 def group_members(rank: int, mask: tuple[bool, ...], sizes: tuple[int, ...]) -> list[int]:
     """The NPUs that share ``rank``'s coordinates on every dimension ``mask`` leaves out
     (ASTRA-sim's numbering: dimension 0 varies fastest), in ascending order."""
-    coords, r = [], rank
-    for size in sizes:
-        coords.append(r % size)
-        r //= size
+    coords = npu_coords(rank, sizes)
     members = [0]
     stride = 1
     for d, size in enumerate(sizes):
