@@ -78,6 +78,8 @@ TRAINING_KEYS: tuple[str, ...] = ("workloads", "networks", "systems", "timing", 
 DEFAULT_TRAINING_TIMING = "astra-sim-1.0"
 #: The method name of a bound task.
 BOUND = "bound"
+
+
 @dataclass(frozen=True)
 class TrainingCase:
     """A workload on a network under one configuration (every name as the spec gives it)."""
@@ -302,7 +304,7 @@ def parse_training(tables: object, folder: Path, file: str
             loaded.append(entries)
         workloads, networks, systems = loaded
         has_10 = any(not isinstance(w, Path) for _, _, w in workloads)
-        has_et = not all(not isinstance(w, Path) for _, _, w in workloads)
+        has_et = any(isinstance(w, Path) for _, _, w in workloads)
         timings: list[str] | None = _timings(table, g, file, has_10)
         passes = _positive_ints(table, "passes", g, file, [1])
         chunks = _positive_ints(table, "chunks", g, file, [None])
@@ -335,8 +337,8 @@ def parse_training(tables: object, folder: Path, file: str
                     raise replace(
                         err, reason=f"{err.reason} (on network {nname}, {network.npus} "
                                     "NPUs)") from None
-                run_system = replace(system, chunks=c or system.chunks or DEFAULT_SPLITS)
-                ecfg = ETConfig(timing or DEFAULT_ET_TIMING, run_system.chunks, run_system)
+                et_system = replace(system, chunks=c or system.chunks or DEFAULT_SPLITS)
+                ecfg = ETConfig(timing or DEFAULT_ET_TIMING, et_system.chunks, et_system)
                 check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
                 case = TrainingCase(ets, wname, network, nname, sname, ecfg)
                 case_methods = list(et_methods)

@@ -93,7 +93,7 @@ def read_et(source: Path, network: Any, groups_file: Path | None,
     """The traces of ``source`` for ``network`` (read and checked once per NPU count)."""
     import re
 
-    from topologies.chakra.ranks import et_files, read_comm_groups, read_et_source
+    from topologies.chakra.ranks import read_comm_groups, read_et_source
 
     key = (str(source), network.npus)
     if key in cache:
@@ -102,8 +102,8 @@ def read_et(source: Path, network: Any, groups_file: Path | None,
     groups = ({str(k): v for k, v in read_comm_groups(groups_file, network.npus).items()}
               if groups_file is not None else {})
     digest = hashlib.sha256()
-    for rank, path in sorted(et_files(source, None if source.is_file() else
-                                      network.npus).items()):
+    hashed = {0: files[0]} if source.is_file() else files  # one file stands for all ranks
+    for rank, path in sorted(hashed.items()):
         digest.update(f"{rank}:".encode())
         digest.update(Path(path).read_bytes())
     if source.is_file():
