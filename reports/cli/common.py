@@ -15,6 +15,7 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from topologies.errors import InputError, shorten
 from topologies.network import Network
@@ -22,6 +23,8 @@ from topologies.system import DEFAULT_SPLITS, SystemConfig
 from topologies.units import MAX_LATENCY_NS, parse_size
 
 DEFAULT_SIZE = "64MiB"
+#: The policy ``train --compare`` measures against (1.0 workloads and Chakra traces).
+BASELINE: dict[str, Any] = {"policy": "baseline", "intra": "fifo"}
 #: The chunk default of every command (:data:`topologies.system.DEFAULT_SPLITS`).
 DEFAULT_CHUNKS = DEFAULT_SPLITS
 #: What every ``--chunks`` help says about the default.

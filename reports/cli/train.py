@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from reports.cli.common import (
+    BASELINE,
     CHUNKS_DEFAULT_HELP,
     GANTT_HELP,
     add_network_args,
@@ -36,8 +37,6 @@ from topologies.system import SystemConfig
 
 #: The inter policy when neither ``--policy`` nor the system file names one.
 DEFAULT_POLICY = "themis"
-#: The policy ``--compare`` measures against.
-BASELINE: dict[str, Any] = {"policy": "baseline", "intra": "fifo"}
 
 
 def register(sub: argparse._SubParsersAction, parser_class: type) -> None:

@@ -13,8 +13,13 @@ import dataclasses
 import time
 from pathlib import Path
 
-from reports.cli.common import DEFAULT_CHUNKS, check_output, load_network, load_system
-from reports.cli.train import BASELINE
+from reports.cli.common import (
+    BASELINE,
+    DEFAULT_CHUNKS,
+    check_output,
+    load_network,
+    load_system,
+)
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
 
