@@ -25,7 +25,7 @@ from themis.disciplines import canonical_intra
 from themis.engine import Rules
 from themis.plans import PlanShape
 from themis.policies.base import InterPolicy, RunModel, canonical_policy, is_route, make_policy
-from themis.schedule import astra_chunk_sizes
+from themis.schedule import Chunking, astra_chunk_sizes
 from themis.timing import Meaning, Timing, make_timing, timing_meaning
 from topologies.network import Network
 from topologies.system import INTER_ALIASES
@@ -143,10 +143,10 @@ class RunKind:
         return sizes
 
     @property
-    def chunking(self) -> str:
-        """The chunking rule's name in a :class:`~themis.schedule.Schedule` of a run
-        that chunks each NPU's input (``astra-sim-1.0`` or ``per-npu``)."""
-        return "astra-sim-1.0" if self.meaning.input_chunking else "per-npu"
+    def chunking(self) -> Chunking:
+        """The chunking rule of a :class:`~themis.schedule.Schedule` of a run that chunks
+        each NPU's input (ASTRA-sim 1.0's, or the project's rule per NPU)."""
+        return Chunking.ASTRA_INPUT if self.meaning.input_chunking else Chunking.PER_NPU
 
     # -- what planners score against ------------------------------------------------
     def make_timing(self, network: Network, algorithms: tuple[str, ...] | None = None

@@ -12,6 +12,7 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,7 +24,7 @@ from topologies.network import Dimension, Network
 
 FORMAT_VERSION = 1
 
-__all__ = ["FORMAT_VERSION", "ChunkPlan", "Plan", "PlanShape", "Schedule", "Stage",
+__all__ = ["FORMAT_VERSION", "ChunkPlan", "Chunking", "Plan", "PlanShape", "Schedule", "Stage",
            "astra_chunk_sizes", "span_network", "stage_plan", "write_text_atomic"]
 
 
@@ -50,6 +51,14 @@ class ChunkPlan(NamedTuple):
     size_bytes: int
     route: tuple[int, ...]
     phases: Plan
+
+
+class Chunking(StrEnum):
+    """How a :class:`Schedule` cuts its collectives into chunks (its ``chunking``)."""
+
+    PROJECT = "project"          # C chunks of S // C plus a remainder
+    PER_NPU = "per-npu"          # the same rule on each NPU's input (an all-gather's shard)
+    ASTRA_INPUT = "astra-sim-1.0"  # chunks of S // C of each NPU's input while bytes remain
 
 
 @dataclass
@@ -88,7 +97,7 @@ class Schedule:
     meta: dict = field(default_factory=dict)
     timing_options: dict = field(default_factory=dict)
     spans: list[tuple[int, ...]] | None = None
-    chunking: str = "project"
+    chunking: Chunking = Chunking.PROJECT
     kind_algorithms: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
@@ -140,14 +149,14 @@ class Schedule:
     def expected_chunk_sizes(self, collective: int) -> list[int]:
         """The chunk sizes (all-gather: of the output) the chunking rule gives."""
         coll = self.collectives[collective]
-        if self.chunking == "project":
+        if self.chunking == Chunking.PROJECT:
             return coll.chunk_sizes()
         npus = 1
         if coll.kind == "all-gather":
             for d in self.span(collective):
                 npus *= self.network.dims[d].npus
         shard = coll.size_bytes // npus
-        if self.chunking == "astra-sim-1.0":
+        if self.chunking == Chunking.ASTRA_INPUT:
             return [npus * c for c in astra_chunk_sizes(shard, coll.chunks)]
         return [npus * c for c in Collective(coll.kind, shard, coll.chunks).chunk_sizes()]
 
@@ -213,7 +222,7 @@ class Schedule:
             "meta": self.meta,
             "makespan_ns": self.makespan_ns,
         } | ({"spans": [list(sp) for sp in self.spans]} if self.spans is not None else {}) \
-            | ({"chunking": self.chunking} if self.chunking != "project" else {}) \
+            | ({"chunking": str(self.chunking)} if self.chunking != Chunking.PROJECT else {}) \
             | ({"kind_algorithms": {k: list(v) for k, v in self.kind_algorithms.items()}}
                if self.kind_algorithms else {})
 
@@ -256,7 +265,7 @@ class Schedule:
                 timing_options=dict(data.get("timing_options") or {}),
                 spans=([tuple(int(d) for d in sp) for sp in data["spans"]]
                        if data.get("spans") is not None else None),
-                chunking=str(data.get("chunking", "project")),
+                chunking=Chunking(data.get("chunking", Chunking.PROJECT)),
                 kind_algorithms={str(k): tuple(v)
                                  for k, v in data.get("kind_algorithms", {}).items()},
             )

@@ -74,7 +74,7 @@ from reports.methods import (
     check_method,
     method_grid,
 )
-from reports.records import Kind
+from reports.records import DEFAULT_TIMING, Kind
 from reports.sweep.fields import check_keys, items, resolve_network, text_value
 from reports.sweep.tasks import Task
 from reports.sweep.training import TrainingTask, parse_training
@@ -277,7 +277,7 @@ def _options(table: dict[str, Any], prefix: str, file: str) -> dict[str, Any]:
                 timings.append(name)
         out["timing"] = timings
     elif not prefix:
-        out["timing"] = ["alpha-beta"]
+        out["timing"] = [DEFAULT_TIMING]
     if "improve" in table:
         from solvers.improve import check_params
 

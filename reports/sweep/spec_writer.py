@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from reports.records import DEFAULT_TIMING
 from topologies.errors import InputError
 from topologies.files import atomic_write
 
@@ -44,7 +45,7 @@ def spec_data(
     out: str | None = None,
     title: str = "",
     solver_params: dict[str, Any] | None = None,
-    timings: Sequence[str] = ("alpha-beta",),
+    timings: Sequence[str] = (DEFAULT_TIMING,),
 ) -> dict[str, Any]:
     """The spec as a TOML-ready dict (one ``[[grid]]``; a ``timing`` key when the
     policies run under another timing model than alpha-beta alone)."""
@@ -65,7 +66,7 @@ def spec_data(
         "intra": list(intra),
         "solvers": list(solvers),
     }]
-    if list(timings) != ["alpha-beta"]:
+    if list(timings) != [DEFAULT_TIMING]:
         data["grid"][0]["timing"] = list(timings)
     return data
 
