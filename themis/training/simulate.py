@@ -12,14 +12,15 @@ from itertools import repeat
 from themis.collective import Collective
 from themis.engine import Engine
 from themis.plans import Plan
+from themis.program import Node
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
 from themis.timing.base import Timing
 from themis.training.bound import iteration_bound
+from themis.training.compile10 import compile_workload
 from themis.training.config import (
     CollectiveRecord,
     DimStats,
-    Phase,
     Timeline,
     TrainingConfig,
     TrainingResult,
@@ -30,11 +31,9 @@ from themis.training.dims import (
     scaled,
     split_algorithms,
 )
-from themis.training.loops import drive
-from themis.training.planner import Planner, route_of
+from themis.training.execute import Execution
+from themis.training.planner import Planner, involved, route_of
 from themis.training.routing import RouterFactory, iteration_planner
-from themis.training.runner import Run
-from themis.training.shapes import CollectiveShapes
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Layer, Workload
@@ -190,41 +189,42 @@ def simulate_training(workload: Workload, network: Network,
                     kind.rules(shared), shared)
     planner = Planner(lnet, cfg.policy, kind, engine, cfg.intra, router) \
         if plans is None else None
-    shapes = CollectiveShapes(wl, lnet, b, cfg)
+    program = compile_workload(wl, lnet, b, cfg)
     expected = expected_collectives(wl, cfg.passes)
     ended = [0]
 
-    def done(run: Run, rec: CollectiveRecord, i: int, phase: Phase, t: float) -> None:
-        run.collective_done(rec, i, phase, t)
+    def done(run: Execution, rec: CollectiveRecord, node: Node, t: float) -> None:
+        run.collective_done(rec, node, t)
         if progress is not None:
             ended[0] += 1
             progress(run.injected, ended[0], max(expected, run.injected))
 
     issued: list[tuple] = []  # per collective: kind, size, dims, chunk sizes, routes, plans
 
-    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        shape = shapes.shape(run, i, phase, highest)
-        if planner is not None:
-            planner.note_issue(engine.now)
-        if shape is None:
-            return None
-        kind, size, sizes, mask, dims, prio = shape
+    def issue(run: Execution, node: Node) -> CollectiveRecord:
         now = engine.now
         if planner is not None:
-            routes, cplans = planner.choose(kind, mask, sizes, now)
+            planner.note_issue(now)
+        ckind, size = str(node.collective), node.size_bytes
+        mask = tuple(node.mask or ())
+        dims = involved(lnet, mask)
+        sizes = kind.chunk_sizes(size, cfg.chunks)
+        if planner is not None:
+            routes, cplans = planner.choose(ckind, mask, sizes, now)
         else:
-            cplans = given_plans(plans, len(issued), kind, dims, len(sizes))
-            routes = [route_of(kind, p) for p in cplans]
-        issued.append((kind, size, dims, sizes, routes, cplans))
-        rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
-                               chunks=len(sizes), priority=prio)
-        engine.issue(kind, sizes, cplans, prio, lambda cid, t: done(run, rec, i, phase, t))
+            cplans = given_plans(plans, len(issued), ckind, dims, len(sizes))
+            routes = [route_of(ckind, p) for p in cplans]
+        issued.append((ckind, size, dims, sizes, routes, cplans))
+        rec = CollectiveRecord(len(engine.pending), node.layer, node.phase, ckind, size, dims,
+                               now, chunks=len(sizes), priority=node.priority)
+        engine.issue(ckind, sizes, cplans, node.priority,
+                     lambda cid, t: done(run, rec, node, t))
         if progress is not None:
             progress(len(engine.pending), ended[0], max(expected, len(engine.pending)))
         return rec
 
-    run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
-    drive(run, wl, cfg.passes)
+    run = Execution(program, engine, issue)
+    run.run()
     if run.end_ns is None:
         raise RuntimeError("the training loop never finished (a wait nothing answers)")
     end = run.end_ns
@@ -238,7 +238,8 @@ def simulate_training(workload: Workload, network: Network,
         raise InputError(f"the run issued {len(issued)} collectives", "plans", len(plans))
     result = TrainingResult(
         workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
-        pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total, layers=run.layer_stats(),
+        pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total,
+        layers=run.layer_stats([layer.name for layer in wl.layers]),
         dims=dims, collectives=run.records, timeline=timeline, config=cfg,
         logical_npus=tuple(d.npus for d in lnet.dims),
         schedule=_schedule(engine, lnet, cfg, timings, issued, plans is not None))
