@@ -32,6 +32,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
 from solvers.iteration.trace import Issue, Trace, record
@@ -39,12 +40,14 @@ from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.engine import Engine
 from themis.plans import Plan
+from themis.program import Node, Program
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
+from themis.training.compile10 import compile_workload
 from themis.training.config import CollectiveRecord, Phase, TrainingConfig
 from themis.training.dims import TRANSFORMERS, logical_network
-from themis.training.loops import drive
-from themis.training.runner import Run
+from themis.training.execute import Execution
+from themis.training.planner import involved
 from themis.training.shapes import CollectiveShapes
 from themis.training.simulate import KindTimings, scale_workload, simulate_training
 from topologies.errors import InputError
@@ -98,6 +101,11 @@ class _Setup:
     timings: KindTimings
     b: int
     astra: bool
+
+    @cached_property
+    def program(self) -> Program:
+        """The (scaled) workload's training program on the logical network."""
+        return compile_workload(self.wl, self.lnet, self.b, self.cfg)
 
 
 def _setup(workload: Workload, network: Network, cfg: TrainingConfig) -> _Setup:
@@ -165,7 +173,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
         raise InputError(f"too large for the exact iteration model ({n_int} optional stage "
                          f"intervals over {len(found)} collectives and {nchunks} chunks, at most "
                          f"{max_intervals}); use fewer chunks or layers", "chunks", cfg.chunks)
-    lb_iter = iteration_bound(s.wl, s.lnet, s.b, cfg, s.timings, False)
+    lb_iter = iteration_bound(s.program, s.lnet, cfg, s.timings, False)
     hint = _best_policy(workload, network, cfg)
 
     durations = [t for per in options for opts in per for _, st in opts for _, t in st]
@@ -354,7 +362,6 @@ def replay_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     order); ``None`` if the orders deadlock."""
     s = _setup(workload, network, cfg)
     engine = _engine(s)
-    shapes = CollectiveShapes(s.wl, s.lnet, s.b, cfg)
     first: list[int] = []
     total = 0
     for cp in plans:
@@ -368,20 +375,19 @@ def replay_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                      for d in range(engine.ndims)]
     count = [0]
 
-    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        shape = shapes.shape(run, i, phase, highest)
-        if shape is None:
-            return None
-        kind, size, sizes, _, dims, prio = shape
+    def issue(run: Execution, node: Node) -> CollectiveRecord:
+        kind, size = str(node.collective), node.size_bytes
+        sizes = cfg.run_kind.chunk_sizes(size, cfg.chunks)
+        dims = involved(s.lnet, tuple(node.mask or ()))
         c = count[0]
         count[0] += 1
-        rec = CollectiveRecord(c, i, str(phase), kind, size, dims, engine.now)
-        engine.issue(kind, sizes, plans[c], prio,
-                     lambda cid, t: run.collective_done(rec, i, phase, t))
+        rec = CollectiveRecord(c, node.layer, node.phase, kind, size, dims, engine.now)
+        engine.issue(kind, sizes, plans[c], node.priority,
+                     lambda cid, t: run.collective_done(rec, node, t))
         return rec
 
-    run = Run.for_workload(s.wl, issue, engine, cfg.scheduling_policy)
-    drive(run, s.wl, cfg.passes)
+    run = Execution(s.program, engine, issue)
+    run.run()
     return run.end_ns
 
 

@@ -247,7 +247,7 @@ def simulate_training(workload: Workload, network: Network,
         phase = getattr(progress, "phase", None)
         if callable(phase):  # a long run says what it does after its last collective
             phase("the iteration bound")
-        result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
+        result.lower_bound_ns = iteration_bound(program, lnet, cfg, timings, shared)
     result.wall_s = time.perf_counter() - t0
     return result
 
@@ -260,7 +260,7 @@ def iteration_lower_bound(workload: Workload, network: Network,
     for every policy and discipline of ``config`` (the bound depends on neither)."""
     cfg = config or TrainingConfig()
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
-    return iteration_bound(wl, lnet, b, cfg, timings, shared)
+    return iteration_bound(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared)
 
 
 def given_plans(plans: Sequence[Sequence[Plan]] | None, c: int, kind: str,
