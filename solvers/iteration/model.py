@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
 
-from solvers.iteration.trace import Issue, Trace, record
+from solvers.iteration.trace import Issue, Trace, program_trace
 from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.engine import Engine
@@ -44,11 +44,10 @@ from themis.program import Node, Program
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
 from themis.training.compile10 import compile_workload
-from themis.training.config import CollectiveRecord, Phase, TrainingConfig
+from themis.training.config import CollectiveRecord, TrainingConfig
 from themis.training.dims import TRANSFORMERS, logical_network
 from themis.training.execute import Execution
 from themis.training.planner import involved
-from themis.training.shapes import CollectiveShapes
 from themis.training.simulate import KindTimings, scale_workload, simulate_training
 from topologies.errors import InputError
 from topologies.network import Network
@@ -144,18 +143,12 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                          "active-chunks-per-dimension", k)
     engine = _engine(s)
     alts = Alternatives(engine, cfg.run_kind)
-    shapes = CollectiveShapes(s.wl, s.lnet, s.b, cfg)
-    found: list[tuple[str, list[int], tuple[int, ...], int]] = []  # kind, sizes, dims, layer
-
-    def issue_fn(run, i: int, phase: Phase, highest: bool) -> bool:
-        shape = shapes.shape(run, i, phase, highest)
-        if shape is None:
-            return False
-        kind, _, sizes, _, dims, _ = shape
-        found.append((kind, sizes, dims, i))
-        return True
-
-    trace: Trace = record(s.wl, cfg.passes, issue_fn)
+    # Per collective node: kind, chunk sizes, dimensions, finish delay (the layer's update).
+    found: list[tuple[str, list[int], tuple[int, ...], int]] = [
+        (str(n.collective), cfg.run_kind.chunk_sizes(n.size_bytes, cfg.chunks),
+         involved(s.lnet, tuple(n.mask or ())), n.finish_delay_ns)
+        for n in s.program.collectives]
+    trace: Trace = program_trace(s.program)
     # Alternatives of every chunk: (plan, [(dim, duration ns)]).
     options: list[list[list[tuple[Plan, list[tuple[int, float]]]]]] = []
     n_int = 0
@@ -178,7 +171,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
 
     durations = [t for per in options for opts in per for _, st in opts for _, t in st]
     delays = [float(cast(float, v)) for op, v in trace.ops if op == "delay"]
-    updates = [float(s.wl.layers[i].update_ns) for *_, i in found]
+    updates = [float(u) for *_, u in found]
     exact = all(float(v).is_integer() for v in durations + delays + updates)
     tick = 1.0 if exact else max(durations + [1.0]) / RESOLUTION
 
@@ -212,9 +205,9 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
             for c in cast(list[int], value):
                 m.add(p >= finish[c])
             thread, offset = p, 0
-    for c, (_, sizes, _, layer) in enumerate(found):
+    for c, (_, sizes, _, update_ns) in enumerate(found):
         base, off = release[c]
-        u = ticks(float(s.wl.layers[layer].update_ns))
+        u = ticks(float(update_ns))
         c_choice, c_starts = [], []
         for j, opts in enumerate(options[c]):
             bools = [m.new_bool_var(f"b{c}_{j}_{a}") for a in range(len(opts))]

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from themis.training.config import Phase
+from themis.program import NodeKind, Program
+from themis.training.config import HIGHEST_PRIORITY, Phase
 from themis.training.loops import LOOPS
 from topologies.workload import Workload
 
@@ -99,3 +100,24 @@ def record(wl: Workload, passes: int, issue_fn) -> Trace:
         if step:
             rec.trace.ops.append(("delay", step))
     return rec.trace
+
+
+def program_trace(program: Program) -> Trace:
+    """The trace of a one-thread training ``program`` (:mod:`themis.program`): each node's
+    collective dependencies a wait before it, compute and delay nodes delays, collective
+    nodes issues (collective ``index`` in node order)."""
+    index: dict[int, int] = {}
+    trace = Trace()
+    for node in program.nodes:
+        waits = [index[d] for d in node.deps if d in index]
+        if waits:
+            trace.ops.append(("wait", waits))
+        if node.kind is NodeKind.COLLECTIVE:
+            iss = Issue(len(trace.issues), node.layer, Phase(node.phase),
+                        node.priority == HIGHEST_PRIORITY)
+            index[node.id] = iss.index
+            trace.issues.append(iss)
+            trace.ops.append(("issue", iss))
+        elif node.duration_ns:
+            trace.ops.append(("delay", node.duration_ns))
+    return trace
