@@ -90,9 +90,8 @@ class Execution:
         self.engine.run()
 
     def _begin(self) -> None:
-        for n in self.program.nodes:
-            if self._left[n.id] == 0:
-                self._start(n)
+        for n in [n for n in self.program.nodes if not n.deps]:  # roots, listed first
+            self._start(n)
         self._check_end()
 
     def _start(self, node: Node) -> None:
