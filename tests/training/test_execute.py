@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solvers.iteration.trace import program_trace
+from tests.training.handcalc import ar, layer, workload
 from themis.program import Node, NodeKind, Program, earliest_ends
 from themis.training.config import CollectiveRecord
 from themis.training.execute import Execution
@@ -143,3 +144,39 @@ def test_program_trace_by_hand_and_one_thread_only() -> None:
     two = Program((Node(0, C, duration_ns=1), Node(1, C, duration_ns=2)))
     with pytest.raises(InputError, match="one thread"):
         program_trace(two)
+
+
+def _engine_run(program: Program):
+    from tests.training.handcalc import CFG, NET
+    from themis.training.simulate import prepare, run_program
+
+    wl = workload("DATA", layer("l0", 1, 1, 1, 1))
+    _, lnet, _, timings, shared = prepare(wl, NET, CFG)
+    return run_program(program, lnet, CFG, timings, shared, layer_names=["l0"], bound=False)
+
+
+def test_two_threads_on_the_engine_by_hand() -> None:
+    # Two independent threads (no 1.0 loop writes this): compute 100 then an all-reduce
+    # on dimension 0 only; compute 200 then one on dimension 1 only. Different
+    # dimensions, no contention: each ends at its issue plus its direct AR stage alone.
+    s = 4096
+    p = Program((Node(0, C, duration_ns=100), Node(1, C, duration_ns=200),
+                 Node(2, K, deps=(0,), collective="all-reduce", size_bytes=s,
+                      mask=(True, False)),
+                 Node(3, K, deps=(1,), collective="all-reduce", size_bytes=s,
+                      mask=(False, True), finish_delay_ns=5)))
+    r = _engine_run(p)
+    a, b = r.collectives
+    assert (a.issue_ns, a.end_ns) == (100, 100 + ar(0, s))
+    assert (b.issue_ns, b.end_ns, b.finished_ns) == (200, 200 + ar(1, s), 205 + ar(1, s))
+    assert r.end_ns == max(100 + ar(0, s), 205 + ar(1, s))
+    assert r.compute_ns == 300
+
+
+def test_engine_refuses_npu_groups_and_wrong_masks() -> None:
+    grouped = Program((Node(0, K, collective="all-gather", size_bytes=64, group=(0, 1)),))
+    with pytest.raises(InputError, match="NPU group"):
+        _engine_run(grouped)
+    short = Program((Node(0, K, collective="all-gather", size_bytes=64, mask=(True,)),))
+    with pytest.raises(InputError, match="the mask has 1 dimensions"):
+        _engine_run(short)

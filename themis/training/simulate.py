@@ -1,4 +1,8 @@
-"""``simulate_training``: one NPU's training timeline of a workload on a network."""
+"""``simulate_training``: one NPU's training timeline of a workload on a network.
+
+``run_program`` is the training engine: it runs a :class:`~themis.program.Program`
+(every workload form compiles to one) on the engine with the run's planner.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ from itertools import repeat
 from themis.collective import Collective
 from themis.engine import Engine
 from themis.plans import Plan
-from themis.program import Node
+from themis.program import Node, Program
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
 from themis.timing.base import Timing
@@ -157,7 +161,9 @@ def simulate_training(workload: Workload, network: Network,
                       progress: Callable[[int, int, int], None] | None = None,
                       plans: Sequence[Sequence[Plan]] | None = None,
                       router: RouterFactory | None = None) -> TrainingResult:
-    """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
+    """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md): the
+    workload's loop compiled to a program (:mod:`themis.training.compile10`) and run by
+    :func:`run_program`, the training engine.
 
     Returns the end time, pass ends, per-layer compute / comm / exposed,
     every collective, per-dimension busy time, a timeline and (with
@@ -183,14 +189,38 @@ def simulate_training(workload: Workload, network: Network,
         planned = iteration_planner(cfg.policy)
         if planned is not None:
             return planned(workload, network, cfg, bound=bound, progress=progress)
-    kind = cfg.run_kind
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
+    result = run_program(
+        lambda: compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared,
+        layer_names=[layer.name for layer in wl.layers],
+        parallelism=str(workload.parallelism), plans=plans, router=router,
+        progress=progress, expected=expected_collectives(wl, cfg.passes), bound=bound)
+    result.workload = workload.name
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def run_program(program: Program | Callable[[], Program], lnet: Network,
+                cfg: TrainingConfig, timings: dict[str, Timing], shared: bool, *,
+                layer_names: Sequence[str] = (), parallelism: str = "",
+                plans: Sequence[Sequence[Plan]] | None = None,
+                router: RouterFactory | None = None,
+                progress: Callable[[int, int, int], None] | None = None,
+                expected: int = 1, bound: bool = True) -> TrainingResult:
+    """The training engine: ``program`` (:mod:`themis.program`, on the logical network
+    ``lnet``; or a function making it once the policy is checked) under ``cfg``'s
+    policy (or the given ``plans`` / ``router``), with ``timings`` per collective kind
+    and bandwidth sharing ``shared`` (see :func:`simulate_training`). ``layer_names``
+    name the statistics keys' layers; ``expected`` estimates the collectives for
+    ``progress``."""
+    kind = cfg.run_kind
     engine = Engine(lnet, timings, kind.priority_queue(cfg.intra), cfg.active_chunks,
                     kind.rules(shared), shared)
     planner = Planner(lnet, cfg.policy, kind, engine, cfg.intra, router) \
         if plans is None else None
-    program = compile_workload(wl, lnet, b, cfg)
-    expected = expected_collectives(wl, cfg.passes)
+    if callable(program):
+        program = program()
+    check_program(program, lnet)
     ended = [0]
 
     def done(run: Execution, rec: CollectiveRecord, node: Node, t: float) -> None:
@@ -237,9 +267,9 @@ def simulate_training(workload: Workload, network: Network,
     if plans is not None and len(issued) != len(plans):
         raise InputError(f"the run issued {len(issued)} collectives", "plans", len(plans))
     result = TrainingResult(
-        workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
+        workload=program.name, parallelism=parallelism, end_ns=end,
         pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total,
-        layers=run.layer_stats([layer.name for layer in wl.layers]),
+        layers=run.layer_stats(list(layer_names)),
         dims=dims, collectives=run.records, timeline=timeline, config=cfg,
         logical_npus=tuple(d.npus for d in lnet.dims),
         schedule=_schedule(engine, lnet, cfg, timings, issued, plans is not None))
@@ -248,8 +278,21 @@ def simulate_training(workload: Workload, network: Network,
         if callable(phase):  # a long run says what it does after its last collective
             phase("the iteration bound")
         result.lower_bound_ns = iteration_bound(program, lnet, cfg, timings, shared)
-    result.wall_s = time.perf_counter() - t0
     return result
+
+
+def check_program(program: Program, lnet: Network) -> None:
+    """Refuse what the training engine does not run: a collective spanning an NPU group
+    rather than a dimension mask, or a mask of another length than ``lnet``'s dimensions."""
+    for n in program.collectives:
+        where = f"{program.name or 'program'}: node {n.id} ({n.name or n.collective})"
+        if n.mask is None:
+            raise InputError(f"{where}: the training engine runs collectives over "
+                             "dimension masks; an NPU group is not run yet", "group",
+                             list(n.group or ()))
+        if len(n.mask) != lnet.ndims:
+            raise InputError(f"{where}: the mask has {len(n.mask)} dimensions, the network "
+                             f"{lnet.ndims}", "mask", list(n.mask))
 
 
 def iteration_lower_bound(workload: Workload, network: Network,
