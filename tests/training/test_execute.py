@@ -78,6 +78,18 @@ def test_non_blocking_wait_by_hand() -> None:
     assert ex.compute == [(0, 10, 0, "fwd"), (10, 15, 0, "ig")]
 
 
+def test_waits_on_two_keys_one_after_the_other() -> None:
+    # Two non-blocking collectives at 0 (layer 0 wg, 30 ns; layer 1 wg, 50 ns); compute
+    # 10; a delay waits for both. As a loop waits on one slot, then the next: layer 0's
+    # wait from 10 to 30 (20 exposed), layer 1's from 30 to 50 (20), end 51.
+    p = Program((_coll(0, ()), _coll(1, (), layer=1), Node(2, C, duration_ns=10),
+                 Node(3, D, deps=(0, 1, 2), duration_ns=1)))
+    ex = _run(p, {0: 30, 1: 50})
+    s0, s1 = ex.layer_stats(["l0", "l1"])
+    assert (s0.wg_comm_ns, s0.wg_exposed_ns, s1.wg_comm_ns, s1.wg_exposed_ns) == (30, 20, 50, 20)
+    assert ex.end_ns == 51
+
+
 def test_blocking_collective_is_exposed_from_its_issue() -> None:
     # compute 7, blocking all-reduce (layer 1 fwd, 20 ns) waited on by the next delay:
     # exposed 20 from its issue at 7, end 7 + 20 + 1 = 28.
