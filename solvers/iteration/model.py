@@ -32,20 +32,22 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, cast
 
-from solvers.iteration.trace import Issue, Trace, record
+from solvers.iteration.trace import Issue, Trace, program_trace
 from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.engine import Engine
 from themis.plans import Plan
+from themis.program import Node, Program
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
-from themis.training.config import CollectiveRecord, Phase, TrainingConfig
+from themis.training.compile10 import compile_workload
+from themis.training.config import CollectiveRecord, TrainingConfig
 from themis.training.dims import TRANSFORMERS, logical_network
-from themis.training.loops import drive
-from themis.training.runner import Run
-from themis.training.shapes import CollectiveShapes
+from themis.training.execute import Execution
+from themis.training.planner import involved
 from themis.training.simulate import KindTimings, scale_workload, simulate_training
 from topologies.errors import InputError
 from topologies.network import Network
@@ -99,6 +101,11 @@ class _Setup:
     b: int
     astra: bool
 
+    @cached_property
+    def program(self) -> Program:
+        """The (scaled) workload's training program on the logical network."""
+        return compile_workload(self.wl, self.lnet, self.b, self.cfg)
+
 
 def _setup(workload: Workload, network: Network, cfg: TrainingConfig) -> _Setup:
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
@@ -136,18 +143,12 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                          "active-chunks-per-dimension", k)
     engine = _engine(s)
     alts = Alternatives(engine, cfg.run_kind)
-    shapes = CollectiveShapes(s.wl, s.lnet, s.b, cfg)
-    found: list[tuple[str, list[int], tuple[int, ...], int]] = []  # kind, sizes, dims, layer
-
-    def issue_fn(run, i: int, phase: Phase, highest: bool) -> bool:
-        shape = shapes.shape(run, i, phase, highest)
-        if shape is None:
-            return False
-        kind, _, sizes, _, dims, _ = shape
-        found.append((kind, sizes, dims, i))
-        return True
-
-    trace: Trace = record(s.wl, cfg.passes, issue_fn)
+    # Per collective node: kind, chunk sizes, dimensions, finish delay (the layer's update).
+    found: list[tuple[str, list[int], tuple[int, ...], int]] = [
+        (str(n.collective), cfg.run_kind.chunk_sizes(n.size_bytes, cfg.chunks),
+         involved(s.lnet, tuple(n.mask or ())), n.finish_delay_ns)
+        for n in s.program.collectives]
+    trace: Trace = program_trace(s.program)
     # Alternatives of every chunk: (plan, [(dim, duration ns)]).
     options: list[list[list[tuple[Plan, list[tuple[int, float]]]]]] = []
     n_int = 0
@@ -165,12 +166,12 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
         raise InputError(f"too large for the exact iteration model ({n_int} optional stage "
                          f"intervals over {len(found)} collectives and {nchunks} chunks, at most "
                          f"{max_intervals}); use fewer chunks or layers", "chunks", cfg.chunks)
-    lb_iter = iteration_bound(s.wl, s.lnet, s.b, cfg, s.timings, False)
+    lb_iter = iteration_bound(s.program, s.lnet, cfg, s.timings, False)
     hint = _best_policy(workload, network, cfg)
 
     durations = [t for per in options for opts in per for _, st in opts for _, t in st]
     delays = [float(cast(float, v)) for op, v in trace.ops if op == "delay"]
-    updates = [float(s.wl.layers[i].update_ns) for *_, i in found]
+    updates = [float(u) for *_, u in found]
     exact = all(float(v).is_integer() for v in durations + delays + updates)
     tick = 1.0 if exact else max(durations + [1.0]) / RESOLUTION
 
@@ -204,9 +205,9 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
             for c in cast(list[int], value):
                 m.add(p >= finish[c])
             thread, offset = p, 0
-    for c, (_, sizes, _, layer) in enumerate(found):
+    for c, (_, sizes, _, update_ns) in enumerate(found):
         base, off = release[c]
-        u = ticks(float(s.wl.layers[layer].update_ns))
+        u = ticks(float(update_ns))
         c_choice, c_starts = [], []
         for j, opts in enumerate(options[c]):
             bools = [m.new_bool_var(f"b{c}_{j}_{a}") for a in range(len(opts))]
@@ -354,7 +355,6 @@ def replay_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     order); ``None`` if the orders deadlock."""
     s = _setup(workload, network, cfg)
     engine = _engine(s)
-    shapes = CollectiveShapes(s.wl, s.lnet, s.b, cfg)
     first: list[int] = []
     total = 0
     for cp in plans:
@@ -368,20 +368,19 @@ def replay_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                      for d in range(engine.ndims)]
     count = [0]
 
-    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        shape = shapes.shape(run, i, phase, highest)
-        if shape is None:
-            return None
-        kind, size, sizes, _, dims, prio = shape
+    def issue(run: Execution, node: Node) -> CollectiveRecord:
+        kind, size = str(node.collective), node.size_bytes
+        sizes = cfg.run_kind.chunk_sizes(size, cfg.chunks)
+        dims = involved(s.lnet, tuple(node.mask or ()))
         c = count[0]
         count[0] += 1
-        rec = CollectiveRecord(c, i, str(phase), kind, size, dims, engine.now)
-        engine.issue(kind, sizes, plans[c], prio,
-                     lambda cid, t: run.collective_done(rec, i, phase, t))
+        rec = CollectiveRecord(c, node.layer, node.phase, kind, size, dims, engine.now)
+        engine.issue(kind, sizes, plans[c], node.priority,
+                     lambda cid, t: run.collective_done(rec, node, t))
         return rec
 
-    run = Run.for_workload(s.wl, issue, engine, cfg.scheduling_policy)
-    drive(run, s.wl, cfg.passes)
+    run = Execution(s.program, engine, issue)
+    run.run()
     return run.end_ns
 
 

@@ -43,6 +43,7 @@ from themis.highs import LinearModel
 from themis.plans import Plan
 from themis.route_model import count_vars
 from themis.training.bound import Replayed, WindowBound, replay_issues
+from themis.training.compile10 import compile_workload
 from themis.training.config import TrainingConfig, TrainingResult
 from themis.training.online_mix import OnlineMix, integer_counts, interleaved, options
 from themis.training.routing import register_iteration_planner
@@ -84,7 +85,8 @@ def forecast_ns(workload: Workload, network: Network, cfg: TrainingConfig
 def _plans(workload: Workload, network: Network, cfg: TrainingConfig
            ) -> tuple[list[list[Plan]], list[Replayed], WindowBound, int]:
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
-    issued, _, bound = replay_issues(wl, lnet, b, cfg, timings, shared)
+    issued, _, bound = replay_issues(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings,
+                                     shared)
     if not issued:
         return [], issued, bound, lnet.ndims
     fracs = _solve(issued, bound)

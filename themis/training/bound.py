@@ -15,12 +15,12 @@ leaves d) and a chain (all its stages).
    chain. With at most :data:`INTEGER_CHUNKS` chunks the counts are integers and
    heads, tails and chains are those of the alternatives in use (LB3's model;
    the MIP's dual bound after a deterministic node budget).
-2. **Earliest issue times** ``e_c``: the workload loop replayed (max-plus) with
-   each collective finishing at ``e_c + LB_c + u_c`` (``u_c`` its layer's update
-   time). Every loop time is a max-plus expression that grows with collective
-   end times, and no collective ends before its issue plus ``LB_c``, so every
-   replayed time, the end included, is at most the real one: ``e_c`` is at most
-   c's real issue time.
+2. **Earliest issue times** ``e_c``: the training program (:mod:`themis.program`)
+   replayed (max-plus) with each collective finishing at ``e_c + LB_c + u_c``
+   (``u_c`` its finish delay, the layer's update time). Every program time is a
+   max-plus expression that grows with collective end times, and no collective
+   ends before its issue plus ``LB_c``, so every replayed time, the end included,
+   is at most the real one: ``e_c`` is at most c's real issue time.
 3. **The window LP.** One routing ``x[c,s,a]`` (chunks of size class s of
    collective c on alternative a) for the whole iteration. For every threshold
    tau in {e_c}, with ``S = {c : e_c >= tau}``, and every dimension d used by S:
@@ -49,15 +49,14 @@ from themis.engine import Engine
 from themis.highs import LinearModel
 from themis.limits import check_route_enumeration
 from themis.plans import stage_plan
+from themis.program import Node, Program
 from themis.route_model import chain_rows, count_vars, used_min
 from themis.runkind import RunKind
 from themis.timing.base import StageCost, Timing
-from themis.training.config import CollectiveRecord, Phase, TrainingConfig
-from themis.training.loops import drive
-from themis.training.runner import Run
-from themis.training.shapes import CollectiveShapes
+from themis.training.config import CollectiveRecord, TrainingConfig
+from themis.training.execute import Execution
+from themis.training.planner import involved
 from topologies.network import Network
-from topologies.workload import Workload
 
 #: Relative margin taken off LP / MIP optima (solver tolerances).
 SAFETY = 1e-9
@@ -298,38 +297,38 @@ class Replayed:
         return (self.kind, self.dims, _classes(list(self.sizes)))
 
 
-def replay_issues(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
+def replay_issues(program: Program, network: Network, cfg: TrainingConfig,
                   timings: dict[str, Timing], shared: bool = False
                   ) -> tuple[list[Replayed], float, WindowBound]:
-    """Step 2 for the (scaled) workload ``wl``: every collective's earliest issue time,
-    the replay's end, and the :class:`WindowBound` of the run's stage costs."""
+    """Step 2 for a training ``program`` (compiled on the logical ``network``): every
+    collective's earliest issue time, the replay's end, and the :class:`WindowBound`
+    of the run's stage costs."""
     kind = cfg.run_kind
     engine = Engine(network, timings, kind.priority_queue("fifo"), cfg.active_chunks,
                     kind.rules())
     bound = WindowBound(Alternatives(engine, kind), cfg.active_chunks, shared)
-    shapes = CollectiveShapes(wl, network, b, cfg)
     issued: list[Replayed] = []
 
-    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        shape = shapes.shape(run, i, phase, highest)
-        if shape is None:
-            return None
-        kind, size, sizes, _, dims, _ = shape
+    def issue(run: Execution, node: Node) -> CollectiveRecord:
+        ckind, size = str(node.collective), node.size_bytes
+        dims = involved(network, tuple(node.mask or ()))
+        sizes = kind.chunk_sizes(size, cfg.chunks)
         now = engine.now
-        rep = Replayed(now, kind, dims, tuple(sizes), float(wl.layers[i].update_ns))
+        rep = Replayed(now, ckind, dims, tuple(sizes), float(node.finish_delay_ns))
         issued.append(rep)
-        rec = CollectiveRecord(len(issued) - 1, i, str(phase), kind, size, dims, now)
+        rec = CollectiveRecord(len(issued) - 1, node.layer, node.phase, ckind, size, dims, now)
         engine.at(now + bound.own_ns(rep.shape),
-                  lambda: run.collective_done(rec, i, phase, engine.now))
+                  lambda: run.collective_done(rec, node, engine.now))
         return rec
 
-    run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
-    drive(run, wl, cfg.passes)
+    run = Execution(program, engine, issue)
+    run.run()
     return issued, float(run.end_ns if run.end_ns is not None else 0.0), bound
 
 
-def iteration_bound(wl: Workload, network: Network, b: int, cfg: TrainingConfig,
+def iteration_bound(program: Program, network: Network, cfg: TrainingConfig,
                     timings: dict[str, Timing], shared: bool = False) -> float:
-    """The lower bound of the module docstring for the (scaled) workload ``wl``."""
-    issued, replay, bound = replay_issues(wl, network, b, cfg, timings, shared)
+    """The lower bound of the module docstring for a training ``program`` (compiled on
+    the logical ``network``)."""
+    issued, replay, bound = replay_issues(program, network, cfg, timings, shared)
     return max(replay, bound.windows_ns([(r.e_ns, r.shape, r.update_ns) for r in issued]))

@@ -25,7 +25,7 @@ from topologies.workload import Workload
 
 
 class _Compiler:
-    """The part of :class:`themis.training.runner.Run` a loop calls, emitting nodes."""
+    """A :class:`~themis.training.loops.LoopHost` that emits nodes."""
 
     def __init__(self, wl: Workload, lnet: Network, b: int, cfg: TrainingConfig) -> None:
         self.wl, self.lnet, self.b, self.cfg = wl, lnet, b, cfg
@@ -122,7 +122,7 @@ def compile_workload(wl: Workload, lnet: Network, b: int, cfg: TrainingConfig,
     """The (scaled) workload ``wl``'s loop over ``passes`` (default ``cfg.passes``) on
     the logical network ``lnet`` with model-parallel split ``b``, as a program."""
     comp = _Compiler(wl, lnet, b, cfg)
-    for step in LOOPS[wl.parallelism](comp, wl, cfg.passes if passes is None else passes):  # type: ignore[arg-type]
+    for step in LOOPS[wl.parallelism](comp, wl, cfg.passes if passes is None else passes):
         if step:
             comp.delay(step)
     return Program(tuple(comp.nodes), wl.name)

@@ -1,27 +1,64 @@
 """The training loop of every parallelism keyword (workloads.md §3, ASTRA-sim's Workload.cc).
 
-Each loop is a generator over a :class:`~themis.training.runner.Run`: it
-yields compute times and the one extra cycle of every state change, and waits
-with ``yield from run.wait(...)``. Collectives with no dimension left (or of
-type NONE) are not issued; a blocking caller then goes on at once.
+Each loop is a generator over a :class:`LoopHost`: it yields compute times
+and the one extra cycle of every state change, and waits with
+``yield from run.wait(...)``. Collectives with no dimension left (or of type
+NONE) are not issued; a blocking caller then goes on at once. The one host is
+:mod:`themis.training.compile10`, which unrolls a loop into a
+:class:`~themis.program.Program`, the training engine's interface.
 """
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from typing import Protocol
+
 from themis.training.config import Phase
-from themis.training.runner import Loop, Run
 from topologies.errors import InputError
 from topologies.workload import CommType, Parallelism, Workload
 
 F, G, W = Phase.FWD, Phase.IG, Phase.WG
 
+#: A loop: yields delays in ns (compute, the one cycle of a state change) or ``None``
+#: to park until a collective it waits for ends.
+Loop = Generator[int | None, None, None]
 
-def _blocking(run: Run, i: int, phase: Phase) -> Loop:
+
+class LoopHost(Protocol):
+    """What a loop calls: ASTRA-sim 1.0's ``Workload`` / ``Layer`` operations."""
+
+    def compute_step(self, layer: int, phase: Phase, ns: int) -> int:
+        """Compute of layer ``layer``'s ``phase``; returns the ns the loop yields."""
+        ...
+
+    def issue(self, layer: int, phase: Phase, blocking: bool, highest: bool = False) -> bool:
+        """Issue the layer phase's collective; whether one was issued."""
+        ...
+
+    def wait(self, layer: int, phase: Phase) -> Loop:
+        """Wait for the layer phase's non-blocking collectives."""
+        ...
+
+    def wait_blocking(self, layer: int, phase: Phase) -> Loop:
+        """Wait for the blocking collective just issued."""
+        ...
+
+    def pass_end(self) -> None:
+        """A pass ends now."""
+        ...
+
+    def finish(self) -> Loop:
+        """The end: every collective must finish."""
+        ...
+
+
+
+def _blocking(run: LoopHost, i: int, phase: Phase) -> Loop:
     if run.issue(i, phase, blocking=True):
         yield from run.wait_blocking(i, phase)
 
 
-def _forward(run: Run, wl: Workload, i: int) -> Loop:
+def _forward(run: LoopHost, wl: Workload, i: int) -> Loop:
     """Wait for last pass's wg(i), compute, blocking forward collective, +1."""
     yield from run.wait(i, W)
     yield run.compute_step(i, F, wl.layers[i].fwd_compute_ns)
@@ -29,7 +66,7 @@ def _forward(run: Run, wl: Workload, i: int) -> Loop:
     yield 1
 
 
-def data_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def data_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """DATA: no fwd / ig collectives; WG issues non-blocking; no IG(0)."""
     n = len(wl.layers)
     for _ in range(passes):
@@ -49,7 +86,7 @@ def data_loop(run: Run, wl: Workload, passes: int) -> Loop:
     yield from run.finish()
 
 
-def transformer_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def transformer_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """HYBRID_TRANSFORMER(_FWD_IN_BCKWD): blocking fwd and ig, non-blocking wg."""
     n = len(wl.layers)
     recompute = wl.parallelism is Parallelism.HYBRID_TRANSFORMER_FWD_IN_BCKWD
@@ -87,7 +124,7 @@ def transformer_loop(run: Run, wl: Workload, passes: int) -> Loop:
     yield from run.finish()
 
 
-def _weight_gradient(run: Run, wl: Workload, i: int, issue: bool) -> Loop:
+def _weight_gradient(run: LoopHost, wl: Workload, i: int, issue: bool) -> Loop:
     """WG(i) after IG(i): compute, issue the weight-gradient collective (non-blocking)
     when ``issue``, wait for ig(i), +1; layer 0 ends the pass."""
     yield run.compute_step(i, W, wl.layers[i].wg_compute_ns)
@@ -99,7 +136,7 @@ def _weight_gradient(run: Run, wl: Workload, i: int, issue: bool) -> Loop:
     yield 1
 
 
-def model_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def model_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """MODEL, HYBRID_DATA_MODEL, HYBRID_MODEL_DATA, HYBRID_CUSTOMIZED.
 
     Forward: blocking fwd collectives. Backward IG(L-1), WG(L-1), IG(L-2)...:
@@ -120,7 +157,7 @@ def model_loop(run: Run, wl: Workload, passes: int) -> Loop:
     yield from run.finish()
 
 
-def dlrm_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def dlrm_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """HYBRID_DLRM(_ENHANCED): all-to-all forward at HIGHEST, DATA-like backward."""
     n = len(wl.layers)
     bottom = wl.dlrm_last_bottom_layer if wl.dlrm_last_bottom_layer is not None else -1
@@ -150,14 +187,14 @@ def dlrm_loop(run: Run, wl: Workload, passes: int) -> Loop:
     yield from run.finish()
 
 
-def micro_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def micro_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """MICRO: layer 0's wg collective, ``passes`` times at t = 0; no compute."""
     for _ in range(passes):
         run.issue(0, W, blocking=False)
     yield from run.finish()
 
 
-def inference_loop(run: Run, wl: Workload, passes: int) -> Loop:
+def inference_loop(run: LoopHost, wl: Workload, passes: int) -> Loop:
     """DISTRIBUTED_INFERENCE: the forward loop, repeated (no pass line is printed;
     the pass end recorded here is the last forward step's tick)."""
     n = len(wl.layers)
@@ -185,9 +222,3 @@ LOOPS = {
     Parallelism.MICRO: micro_loop,
     Parallelism.DISTRIBUTED_INFERENCE: inference_loop,
 }
-
-
-def drive(run: Run, wl: Workload, passes: int) -> None:
-    """Run ``wl``'s training loop for ``passes`` passes on ``run``'s engine, to its end."""
-    run.start(LOOPS[wl.parallelism](run, wl, passes))
-    run.engine.run()

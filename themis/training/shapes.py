@@ -1,18 +1,13 @@
-"""What each layer's collective of a training run is: kind, size, chunks, mask, priority.
+"""What a layer's collective of an ASTRA-sim 1.0 workload is: its kind and its chunking.
 
-Shared by the simulation (:mod:`themis.training.simulate`) and the iteration
-bound (:mod:`themis.training.bound`).
+Read by the compile of 1.0 workloads to programs (:mod:`themis.training.compile10`).
 """
 
 from __future__ import annotations
 
 from themis.runkind import RunKind
-from themis.training.config import Phase, TrainingConfig
-from themis.training.dims import dimension_mask
-from themis.training.planner import involved
-from themis.training.runner import Run
+from themis.training.config import Phase
 from topologies.errors import InputError
-from topologies.network import Network
 from topologies.workload import CommType, Workload
 
 KINDS = {CommType.ALLREDUCE: "all-reduce", CommType.ALLGATHER: "all-gather",
@@ -41,37 +36,3 @@ def layer_comm_type(wl: Workload, i: int, phase: Phase) -> CommType | None:
                          f"layer {i} ({layer.name}) {phase}_type", str(ctype),
                          wl.file or wl.name)
     return ctype
-
-
-class CollectiveShapes:
-    """What a layer's collective is: kind, size, chunk sizes, mask, dimensions, priority."""
-
-    def __init__(self, wl: Workload, lnet: Network, b: int, cfg: TrainingConfig) -> None:
-        self.wl, self.lnet, self.b, self.cfg = wl, lnet, b, cfg
-        self.kind = cfg.run_kind
-        self._masks: dict[tuple[int, Phase], tuple[bool, ...]] = {}
-
-    def shape(self, run: Run, i: int, phase: Phase, highest: bool
-              ) -> tuple[str, int, list[int], tuple[bool, ...], tuple[int, ...], int] | None:
-        """``None`` for no collective (NONE type, or no dimension left); the priority is
-        taken (ASTRA-sim's counter moves) whenever a collective is generated."""
-        wl = self.wl
-        layer = wl.layers[i]
-        ctype = layer_comm_type(wl, i, phase)
-        if ctype is None:
-            return None
-        mask = self._masks.get((i, phase))
-        if mask is None:
-            try:
-                mask = dimension_mask(wl, i, phase, self.lnet.ndims, self.b)
-            except InputError as err:
-                raise err.in_file(wl.file or wl.name) from None
-            self._masks[(i, phase)] = mask
-        prio = run.priority(highest)
-        dims = involved(self.lnet, mask)
-        if not dims:
-            return None
-        size = getattr(layer, f"{phase}_size_bytes")
-        sizes = chunk_sizes(size, self.cfg.chunks, self.kind,
-                            f"{wl.file or wl.name}: layer {i} ({layer.name}) {phase}")
-        return KINDS[ctype], size, sizes, mask, dims, prio

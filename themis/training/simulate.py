@@ -1,4 +1,8 @@
-"""``simulate_training``: one NPU's training timeline of a workload on a network."""
+"""``simulate_training``: one NPU's training timeline of a workload on a network.
+
+``run_program`` is the training engine: it runs a :class:`~themis.program.Program`
+(every workload form compiles to one) on the engine with the run's planner.
+"""
 
 from __future__ import annotations
 
@@ -12,14 +16,15 @@ from itertools import repeat
 from themis.collective import Collective
 from themis.engine import Engine
 from themis.plans import Plan
+from themis.program import Node, Program
 from themis.schedule import ChunkPlan, Schedule, Stage
 from themis.timing import make_timing
 from themis.timing.base import Timing
 from themis.training.bound import iteration_bound
+from themis.training.compile10 import compile_workload
 from themis.training.config import (
     CollectiveRecord,
     DimStats,
-    Phase,
     Timeline,
     TrainingConfig,
     TrainingResult,
@@ -30,11 +35,9 @@ from themis.training.dims import (
     scaled,
     split_algorithms,
 )
-from themis.training.loops import drive
-from themis.training.planner import Planner, route_of
+from themis.training.execute import Execution
+from themis.training.planner import Planner, involved, route_of
 from themis.training.routing import RouterFactory, iteration_planner
-from themis.training.runner import Run
-from themis.training.shapes import CollectiveShapes
 from topologies.errors import InputError
 from topologies.network import Network
 from topologies.workload import CommType, Layer, Workload
@@ -158,7 +161,9 @@ def simulate_training(workload: Workload, network: Network,
                       progress: Callable[[int, int, int], None] | None = None,
                       plans: Sequence[Sequence[Plan]] | None = None,
                       router: RouterFactory | None = None) -> TrainingResult:
-    """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md).
+    """Run ``workload`` on ``network`` as ASTRA-sim 1.0 runs it (workloads.md): the
+    workload's loop compiled to a program (:mod:`themis.training.compile10`) and run by
+    :func:`run_program`, the training engine.
 
     Returns the end time, pass ends, per-layer compute / comm / exposed,
     every collective, per-dimension busy time, a timeline and (with
@@ -184,47 +189,72 @@ def simulate_training(workload: Workload, network: Network,
         planned = iteration_planner(cfg.policy)
         if planned is not None:
             return planned(workload, network, cfg, bound=bound, progress=progress)
-    kind = cfg.run_kind
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
+    result = run_program(
+        lambda: compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared,
+        layer_names=[layer.name for layer in wl.layers],
+        parallelism=str(workload.parallelism), plans=plans, router=router,
+        progress=progress, expected=expected_collectives(wl, cfg.passes), bound=bound)
+    result.workload = workload.name
+    result.wall_s = time.perf_counter() - t0
+    return result
+
+
+def run_program(program: Program | Callable[[], Program], lnet: Network,
+                cfg: TrainingConfig, timings: dict[str, Timing], shared: bool, *,
+                layer_names: Sequence[str] = (), parallelism: str = "",
+                plans: Sequence[Sequence[Plan]] | None = None,
+                router: RouterFactory | None = None,
+                progress: Callable[[int, int, int], None] | None = None,
+                expected: int = 1, bound: bool = True) -> TrainingResult:
+    """The training engine: ``program`` (:mod:`themis.program`, on the logical network
+    ``lnet``; or a function making it once the policy is checked) under ``cfg``'s
+    policy (or the given ``plans`` / ``router``), with ``timings`` per collective kind
+    and bandwidth sharing ``shared`` (see :func:`simulate_training`). ``layer_names``
+    name the statistics keys' layers; ``expected`` estimates the collectives for
+    ``progress``."""
+    kind = cfg.run_kind
     engine = Engine(lnet, timings, kind.priority_queue(cfg.intra), cfg.active_chunks,
                     kind.rules(shared), shared)
     planner = Planner(lnet, cfg.policy, kind, engine, cfg.intra, router) \
         if plans is None else None
-    shapes = CollectiveShapes(wl, lnet, b, cfg)
-    expected = expected_collectives(wl, cfg.passes)
+    if callable(program):
+        program = program()
+    check_program(program, lnet)
     ended = [0]
 
-    def done(run: Run, rec: CollectiveRecord, i: int, phase: Phase, t: float) -> None:
-        run.collective_done(rec, i, phase, t)
+    def done(run: Execution, rec: CollectiveRecord, node: Node, t: float) -> None:
+        run.collective_done(rec, node, t)
         if progress is not None:
             ended[0] += 1
             progress(run.injected, ended[0], max(expected, run.injected))
 
     issued: list[tuple] = []  # per collective: kind, size, dims, chunk sizes, routes, plans
 
-    def issue(run: Run, i: int, phase: Phase, highest: bool) -> CollectiveRecord | None:
-        shape = shapes.shape(run, i, phase, highest)
-        if planner is not None:
-            planner.note_issue(engine.now)
-        if shape is None:
-            return None
-        kind, size, sizes, mask, dims, prio = shape
+    def issue(run: Execution, node: Node) -> CollectiveRecord:
         now = engine.now
         if planner is not None:
-            routes, cplans = planner.choose(kind, mask, sizes, now)
+            planner.note_issue(now)
+        ckind, size = str(node.collective), node.size_bytes
+        mask = tuple(node.mask or ())
+        dims = involved(lnet, mask)
+        sizes = kind.chunk_sizes(size, cfg.chunks)
+        if planner is not None:
+            routes, cplans = planner.choose(ckind, mask, sizes, now)
         else:
-            cplans = given_plans(plans, len(issued), kind, dims, len(sizes))
-            routes = [route_of(kind, p) for p in cplans]
-        issued.append((kind, size, dims, sizes, routes, cplans))
-        rec = CollectiveRecord(len(engine.pending), i, str(phase), kind, size, dims, now,
-                               chunks=len(sizes), priority=prio)
-        engine.issue(kind, sizes, cplans, prio, lambda cid, t: done(run, rec, i, phase, t))
+            cplans = given_plans(plans, len(issued), ckind, dims, len(sizes))
+            routes = [route_of(ckind, p) for p in cplans]
+        issued.append((ckind, size, dims, sizes, routes, cplans))
+        rec = CollectiveRecord(len(engine.pending), node.layer, node.phase, ckind, size, dims,
+                               now, chunks=len(sizes), priority=node.priority)
+        engine.issue(ckind, sizes, cplans, node.priority,
+                     lambda cid, t: done(run, rec, node, t))
         if progress is not None:
             progress(len(engine.pending), ended[0], max(expected, len(engine.pending)))
         return rec
 
-    run = Run.for_workload(wl, issue, engine, cfg.scheduling_policy)
-    drive(run, wl, cfg.passes)
+    run = Execution(program, engine, issue)
+    run.run()
     if run.end_ns is None:
         raise RuntimeError("the training loop never finished (a wait nothing answers)")
     end = run.end_ns
@@ -237,8 +267,9 @@ def simulate_training(workload: Workload, network: Network,
     if plans is not None and len(issued) != len(plans):
         raise InputError(f"the run issued {len(issued)} collectives", "plans", len(plans))
     result = TrainingResult(
-        workload=workload.name, parallelism=str(workload.parallelism), end_ns=end,
-        pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total, layers=run.layer_stats(),
+        workload=program.name, parallelism=parallelism, end_ns=end,
+        pass_end_ns=run.pass_end_ns, compute_ns=run.compute_total,
+        layers=run.layer_stats(list(layer_names)),
         dims=dims, collectives=run.records, timeline=timeline, config=cfg,
         logical_npus=tuple(d.npus for d in lnet.dims),
         schedule=_schedule(engine, lnet, cfg, timings, issued, plans is not None))
@@ -246,9 +277,22 @@ def simulate_training(workload: Workload, network: Network,
         phase = getattr(progress, "phase", None)
         if callable(phase):  # a long run says what it does after its last collective
             phase("the iteration bound")
-        result.lower_bound_ns = iteration_bound(wl, lnet, b, cfg, timings, shared)
-    result.wall_s = time.perf_counter() - t0
+        result.lower_bound_ns = iteration_bound(program, lnet, cfg, timings, shared)
     return result
+
+
+def check_program(program: Program, lnet: Network) -> None:
+    """Refuse what the training engine does not run: a collective spanning an NPU group
+    rather than a dimension mask, or a mask of another length than ``lnet``'s dimensions."""
+    for n in program.collectives:
+        where = f"{program.name or 'program'}: node {n.id} ({n.name or n.collective})"
+        if n.mask is None:
+            raise InputError(f"{where}: the training engine runs collectives over "
+                             "dimension masks; an NPU group is not run yet", "group",
+                             list(n.group or ()))
+        if len(n.mask) != lnet.ndims:
+            raise InputError(f"{where}: the mask has {len(n.mask)} dimensions, the network "
+                             f"{lnet.ndims}", "mask", list(n.mask))
 
 
 def iteration_lower_bound(workload: Workload, network: Network,
@@ -259,7 +303,7 @@ def iteration_lower_bound(workload: Workload, network: Network,
     for every policy and discipline of ``config`` (the bound depends on neither)."""
     cfg = config or TrainingConfig()
     wl, lnet, b, timings, shared = prepare(workload, network, cfg)
-    return iteration_bound(wl, lnet, b, cfg, timings, shared)
+    return iteration_bound(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared)
 
 
 def given_plans(plans: Sequence[Sequence[Plan]] | None, c: int, kind: str,
