@@ -123,3 +123,26 @@ def test_a_group_of_one_npu_is_one_line(tmp_path, capsys) -> None:
                  str(tmp_path / "sys.json"), "--comm-group", str(tmp_path / "g.json")]) == 2
     err = capsys.readouterr()[1]
     assert err.count("\n") == 1 and "one NPU" in err and "pg_name" in err
+
+
+def test_a_group_of_every_npu_ignores_involved_dim(tmp_path, capsys) -> None:
+    """A group of all 8 NPUs keeps the full-system plan, whose dimensions are all involved
+    (2.x reads no involved_dim for a group collective): a 1 MiB all-reduce masked to
+    dimension 0 takes, on the group, what it takes unmasked without a group; the mask alone
+    (no pg_name) is faster, skipping dimension 1."""
+    (tmp_path / "net.yml").write_text(NET_YAML)
+    (tmp_path / "sys.json").write_text(json.dumps(SYSTEM))
+    (tmp_path / "g.json").write_text(json.dumps({"2": list(range(8))}))
+    mask = Attribute("involved_dim", "bool_list", [True, False])
+    ends = {}
+    for name, attrs in (("grouped", [mask, Attribute("pg_name", "string", "2")]),
+                        ("masked", [mask]), ("plain", [])):
+        node = _coll(0, 1 << 20, "")
+        node = Node(0, "ar", 7, attrs=[a for a in node.attrs if a.name != "pg_name"] + attrs)
+        write_et(Trace(GlobalMetadata(), [node]), tmp_path / f"{name}.0.et")
+        argv = ["train", str(tmp_path / f"{name}.0.et"), str(tmp_path / "net.yml"),
+                "--system", str(tmp_path / "sys.json"), "--json"]
+        assert main(argv + (["--comm-group", str(tmp_path / "g.json")]
+                            if name == "grouped" else [])) == 0
+        ends[name] = json.loads(capsys.readouterr()[0])["end_ns"]
+    assert ends["grouped"] == ends["plain"] > ends["masked"] > 0
