@@ -22,9 +22,10 @@ modelled here). ``involved_dim`` is not read for a group collective (the plan's 
   (the receive is posted with the k-th send; ``CommonNetworkApi`` matches the k-th
   message of a (tag, src, dst, size)); the next send ``10 + P`` after it, P the reduce
   cost on a processed step (every step of a reduce-scatter, the first n - 1 of an
-  all-reduce's 2(n - 1), none of an all-gather); the chunk ends ``10 + P`` after the
-  last receive. Messages: all-reduce and reduce-scatter ``chunk // n``, all-gather the
-  chunk (each NPU's shard);
+  all-reduce's 2(n - 1), none of an all-gather's n - 1 or an all-to-all's n (n - 1) / 2,
+  ``Normal`` injection: one packet in flight); the chunk ends ``10 + P`` after the
+  last receive. Messages: all-reduce, reduce-scatter and all-to-all ``chunk // n``,
+  all-gather the chunk (each NPU's shard);
 * ``active-chunks-per-dimension`` chunks run at once on each member, the next starting
   when one ends (FIFO).
 
@@ -74,7 +75,7 @@ def ring_chunk_ends_ns(kind: str, members: Sequence[int], starts: Sequence[int],
     ``link_ns[i]`` one message from member i - 1 to member i, ``reduce_ns`` the
     reduce cost P of one message."""
     n = len(members)
-    steps = 2 * (n - 1) if kind == "all-reduce" else n - 1
+    steps = {"all-reduce": 2 * (n - 1), "all-to-all": n * (n - 1) // 2}.get(kind, n - 1)
 
     def after(k: int) -> int:
         processed = kind == "reduce-scatter" or (kind == "all-reduce" and k <= n - 2)

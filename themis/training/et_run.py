@@ -22,8 +22,8 @@ hierarchically over the dimensions it spans, as with ``involved_dim``.
 
 What is not modelled yet is refused in one line naming the file, node and
 attribute: point-to-point sends and receives, memory nodes with a duration,
-all-to-alls under ``astra-sim-2``, and collectives 2.x does not have (reduce,
-gather, scatter, broadcast, barrier).
+and collectives 2.x does not have (reduce, gather, scatter, broadcast,
+barrier).
 """
 
 from __future__ import annotations
@@ -134,8 +134,9 @@ class _Collectives:
                                      self.splits)
             except InputError as err:
                 raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
-                                 "pg_name" if err.field in ("pg_name", None) else err.field,
-                                 group if err.field == "pg_name" else err.value) from None
+                                 err.field or "pg_name",
+                                 group if err.field == "pg_name" else err.value,
+                                 err.file) from None
             self._groups[key] = ends
         if rank not in ends:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): rank {rank} is "
@@ -183,7 +184,7 @@ class _Collectives:
                 run_size, count = astra2_chunking(coll, self.network)
             except InputError as err:
                 raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
-                                 err.field, err.value) from None
+                                 err.field, err.value, err.file) from None
             if kind == "all-gather":  # each NPU's shard chunks, gathered over the group
                 chunk = run_size // (count * npus)
                 coll = Collective(kind, count * chunk * network.npus, count)
@@ -194,7 +195,7 @@ class _Collectives:
                              self.policy or self.system.inter or "baseline", self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
-                             err.field, err.value) from None
+                             err.field, err.value, err.file) from None
         t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
         return t
@@ -234,9 +235,6 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
         if kind is None:
             raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
                              "reduce-scatter and all-to-all only", "comm_type", ctype)
-        if kind == "all-to-all":
-            raise InputError(f"{where}: the astra-sim-2 timing does not time an all-to-all "
-                             "yet", "comm_type", "ALL_TO_ALL")
         size = _int_attr(node, "comm_size")
         if size is None or size < 0:
             raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
