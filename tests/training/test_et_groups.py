@@ -146,3 +146,21 @@ def test_a_group_of_every_npu_ignores_involved_dim(tmp_path, capsys) -> None:
                             if name == "grouped" else [])) == 0
         ends[name] = json.loads(capsys.readouterr()[0])["end_ns"]
     assert ends["grouped"] == ends["plain"] > ends["masked"] > 0
+
+
+def test_a_one_dimensional_network_keeps_its_one_algorithm() -> None:
+    """On a 1-D network the implementation list has one entry, which the flattened group
+    keeps: ring over [0, 2, 4, 6] on Ring 8 (every neighbour 2 hops: N(1 MiB) =
+    floor(2 x 100 + 19531.25) = 19731, no local-mem-bw so P = 0): a 4 MiB all-reduce takes
+    7 x 10 + 6 x 19731 = 118,456; direct over a group is not modelled: one line."""
+    from topologies.errors import InputError
+
+    net = Network((Dimension("Ring", 8, 50.0, 100.0),))
+    ring = SystemConfig(chunks=1, active_chunks=1, all_reduce_algorithms=("ring",),
+                        collective_optimization="localBWAware")
+    assert set(group_ends_ns(net, ring, "all-reduce", 4 << 20, [0, 2, 4, 6]).values()) == {
+        118456}
+    direct = SystemConfig(chunks=1, active_chunks=1, all_reduce_algorithms=("direct",),
+                          collective_optimization="localBWAware")
+    with pytest.raises(InputError, match="direct"):
+        group_ends_ns(net, direct, "all-reduce", 4 << 20, [0, 2, 4, 6])
