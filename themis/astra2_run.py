@@ -36,6 +36,7 @@ _IMPLEMENTATION_KEY = {
     "all-reduce": "all-reduce-implementation",
     "reduce-scatter": "reduce-scatter-implementation",
     "all-gather": "all-gather-implementation",
+    "all-to-all": "all-to-all-implementation",
 }
 
 
@@ -83,6 +84,10 @@ def check_astra2(network: Network, system: SystemConfig, kind: str,
             raise InputError("doubleBinaryTree is not modelled yet by the astra-sim-2 timing "
                              "(it times ring, halvingDoubling and direct)", f"{key}[{i}]",
                              algo, src)
+        if algo == "halvingDoubling" and kind == "all-to-all":
+            raise InputError("ASTRA-sim 2.x has no halvingDoubling all-to-all (it exits with "
+                             "\"unknown communication type\"): give ring or direct",
+                             f"{key}[{i}]", algo, src)
         if algo == "halvingDoubling" and dim.npus & (dim.npus - 1):
             raise InputError(f"halvingDoubling needs a power-of-two dimension size (dimension "
                              f"{i} has {dim.npus}); ASTRA-sim 2.x deadlocks silently on it",

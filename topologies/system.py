@@ -181,6 +181,7 @@ class SystemConfig:
             "all-reduce": self.all_reduce_algorithms,
             "reduce-scatter": self.reduce_scatter_algorithms,
             "all-gather": self.all_gather_algorithms,
+            "all-to-all": self.all_to_all_algorithms,
         }[collective]
 
     @property

@@ -85,7 +85,7 @@ def train_et(args: argparse.Namespace) -> int:
                     **compared})
         return 0
     nodes = sum(len(n) for _, n in result.classes)
-    print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} distinct graphs, "
+    print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} rank classes, "
           f"{nodes} nodes simulated) on {network.npus} NPUs, timing {timing}, policy "
           f"{policy}, intra {intra}")
     print(format_table(["metric", "value"], [

@@ -139,7 +139,7 @@ def test_what_train_refuses_is_refused_when_the_spec_is_read(tmp_path, capsys, b
 
 
 @pytest.mark.parametrize(("make", "says"), [
-    (dict(comm_type=6), "ALL_TO_ALL"),          # the timing does not time it yet
+    (dict(comm_type=1), "comm_type"),           # a REDUCE: 2.x has none
     (dict(ranks=3), "missing rank"),             # 4 NPUs, ranks 0..2
     (dict(pg="7"), "pg_name"),                   # a group the file does not hold
 ])

@@ -31,16 +31,12 @@ def _train(capsys, *argv: str) -> tuple[int, str, str]:
 
 @pytest.mark.parametrize("run", _runs(), ids=lambda r: r["name"])
 def test_r5_runs_to_the_nanosecond(capsys, run: dict) -> None:
-    """The six R5 runs: end and exposed communication exactly as every NPU printed them,
-    except the DLRM run, whose all-to-all the astra-sim-2 timing does not time yet: it is
-    refused in one line naming the file, node and attribute (exit 2)."""
+    """The six R5 runs: end and exposed communication exactly as every NPU printed them
+    (DLRM's all-to-alls included; they are hidden behind compute in that run, so its end
+    checks them only loosely: test_all_to_all_on_traces_by_hand times them)."""
     code, out, err = _train(capsys, str(SHARED / run["prefix"]), str(SHARED / run["network"]),
                             "--system", str(SHARED / run["system"]), "--timing",
                             "astra-sim-2", "--json")
-    if "DLRM" in run["name"]:
-        assert code == 2 and out == ""
-        assert err.count("\n") == 1 and "ALL_TO_ALL" in err and ".0.et: node 1" in err
-        return
     assert code == 0, err
     data = json.loads(out)
     assert (data["end_ns"], data["exposed_comm_ns"]) == (run["end_ns"], run["exposed_comm_ns"])

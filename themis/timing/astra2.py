@@ -175,6 +175,8 @@ class AstraSim2Timing:
         dm = self._dims[dim]
         D = whole_bytes(input_bytes, "stage input bytes", "astra-sim-2")
         n = dm.n
+        if phase == "A2A":
+            return self._all_to_all(dm, dim, D)
         out, sent = phase_bytes(phase, D, n)
         if n <= 1:
             return StageCost(0.0, 0.0, 0.0, float(D))
@@ -241,6 +243,38 @@ class AstraSim2Timing:
                         wire += (a << i) / beta
         dur = float(dur)
         return StageCost(dur, max(dur - wire, 0.0), float(sent), float(out))
+
+    def _all_to_all(self, dm: _Dim, dim: int, D: int) -> StageCost:
+        """An all-to-all phase (``ComType::All_to_All``; the chunk keeps its size, every
+        message is D // n, nothing is reduced):
+
+        * ``direct`` (``AllToAll.cc``, window n - 1): the n - 1 messages leave at once
+          after one endpoint hop and the phase ends one hop after the last arrives:
+          ``2d + N*(D // n)``;
+        * ``ring`` (``Ring.cc``, ``Normal`` injection: one packet in flight):
+          ``n (n - 1) / 2`` messages to the ring neighbour one after the other, each
+          received then re-injected after one hop: ``d + n (n - 1) / 2 x (N(D // n) + d)``;
+        * ``halvingDoubling`` has no all-to-all (2.x exits with "unknown communication
+          type"): refused in one line.
+        """
+        n = dm.n
+        if n <= 1:
+            return StageCost(0.0, 0.0, 0.0, float(D))
+        d = self.endpoint_delay_ns
+        part = D // n
+        if dm.algorithm == "direct":
+            dur = 2 * d + self._n_star(dm, part)
+            wire = part / dm.beta
+        elif dm.algorithm == "ring":
+            steps = n * (n - 1) // 2
+            dur = d + steps * (self._n(dm, part, 1) + d)
+            wire = steps * part / dm.beta
+        else:
+            raise InputError(f"ASTRA-sim 2.x has no {dm.algorithm} all-to-all (it exits with "
+                             "\"unknown communication type\"): give ring or direct",
+                             f"all-to-all-implementation[{dim}]", dm.algorithm)
+        dur = float(dur)
+        return StageCost(dur, max(dur - wire, 0.0), float((n - 1) * part), float(D))
 
     def all_gather_input(self, chunk_bytes: float) -> float:
         """An all-gather chunk's first stage gets each NPU's shard: chunk // N."""

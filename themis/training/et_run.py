@@ -14,13 +14,16 @@ iteration ends when the last node ends. Ranks whose graphs are the same up to
 their node-id offset (what chakra's converter writes) are simulated once;
 ranks that differ are simulated each, and the run ends at the latest.
 
+A collective whose ``pg_name`` names a group smaller than the system runs under
+``astra-sim-2`` as 2.x flattens it, one 1-D ring over its members
+(:mod:`themis.astra2_group`; members whose links differ end at different times,
+so their ranks form classes of their own); other timings run such a group
+hierarchically over the dimensions it spans, as with ``involved_dim``.
+
 What is not modelled yet is refused in one line naming the file, node and
 attribute: point-to-point sends and receives, memory nodes with a duration,
-a collective whose ``pg_name`` names a group smaller than the system under
-``astra-sim-2`` (2.x flattens it to one 1-D ring over its members; other
-timings run such a group hierarchically over the dimensions it spans, as with
-``involved_dim``), and collectives 2.x does not have (reduce, gather,
-scatter, broadcast, barrier).
+and collectives 2.x does not have (reduce, gather, scatter, broadcast,
+barrier).
 """
 
 from __future__ import annotations
@@ -114,6 +117,32 @@ class _Collectives:
         self.astra2 = timing_meaning(timing).runner == "astra-2"
         self.splits = system.chunks or 1
         self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
+        self._groups: dict[tuple[str, int, str], dict[int, int]] = {}
+
+    def group_ns(self, node: Node, kind: str, comm_size: int, group: str,
+                 members: list[int], rank: int) -> int:
+        """``rank``'s time of the collective on the communicator group ``group``
+        (``members``, smaller than the system) as 2.x flattens it, every member
+        starting together (:func:`themis.astra2_group.group_ends_ns`)."""
+        key = (kind, comm_size, group)
+        ends = self._groups.get(key)
+        if ends is None:
+            from themis.astra2_group import group_ends_ns
+
+            try:
+                ends = group_ends_ns(self.network, self.system, kind, comm_size, members,
+                                     self.splits)
+            except InputError as err:
+                raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
+                                 err.field or "pg_name",
+                                 group if err.field == "pg_name" else err.value,
+                                 err.file) from None
+            self._groups[key] = ends
+        if rank not in ends:
+            raise InputError(f"{self.file}: node {node.id} ({node.name}): rank {rank} is "
+                             "not in its communicator group (ASTRA-sim 2.x asserts it is)",
+                             "pg_name", group)
+        return ends[rank]
 
     def time_ns(self, node: Node, kind: str, comm_size: int,
                 dims: tuple[bool, ...] | None = None) -> int:
@@ -155,7 +184,7 @@ class _Collectives:
                 run_size, count = astra2_chunking(coll, self.network)
             except InputError as err:
                 raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
-                                 err.field, err.value) from None
+                                 err.field, err.value, err.file) from None
             if kind == "all-gather":  # each NPU's shard chunks, gathered over the group
                 chunk = run_size // (count * npus)
                 coll = Collective(kind, count * chunk * network.npus, count)
@@ -166,7 +195,7 @@ class _Collectives:
                              self.policy or self.system.inter or "baseline", self.intra)
         except InputError as err:
             raise InputError(f"{self.file}: node {node.id} ({node.name}): {err.reason}",
-                             err.field, err.value) from None
+                             err.field, err.value, err.file) from None
         t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
         return t
@@ -188,25 +217,24 @@ def _group_dims(members: list[int], sizes: tuple[int, ...]) -> tuple[bool, ...] 
 def _classify(node: Node, file: str, ndims: int, npus: int,
               groups: Mapping[str, list[int]], sizes: tuple[int, ...] = (),
               astra2: bool = True, rank: int | None = None
-              ) -> tuple[str, str, int, tuple[bool, ...] | None]:
-    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask;
-    under a timing other than 2.x's, a ``pg_name`` group smaller than the system narrows
-    the mask to the dimensions it spans)."""
+              ) -> tuple[str, str, int, tuple[bool, ...] | None, str | None]:
+    """(what the node is, its collective kind, its comm size, its ``involved_dim`` mask,
+    the ``pg_name`` of a group smaller than the system that 2.x flattens). Under
+    ``astra-sim-2`` a group collective ignores ``involved_dim`` (the group's plan has
+    its own dimensions) and one smaller than the system is flattened; under another
+    timing such a group narrows the mask to the dimensions it spans."""
     where = f"{file}: node {node.id} ({node.name})"
     t = node.type
     if t == NodeType.COMP_NODE:
-        return "compute", "", 0, None
+        return "compute", "", 0, None, None
     if t == NodeType.COMM_COLL_NODE:
         ctype = _int_attr(node, "comm_type")
         if ctype is None:  # a PyTorch c10d control node: no collective
-            return "control", "", 0, None
+            return "control", "", 0, None, None
         kind = KINDS.get(CommType(ctype)) if ctype in CommType._value2member_map_ else None
         if kind is None:
             raise InputError(f"{where}: ASTRA-sim 2.x runs all-reduce, all-gather, "
                              "reduce-scatter and all-to-all only", "comm_type", ctype)
-        if kind == "all-to-all":
-            raise InputError(f"{where}: the astra-sim-2 timing does not time an all-to-all "
-                             "yet", "comm_type", "ALL_TO_ALL")
         size = _int_attr(node, "comm_size")
         if size is None or size < 0:
             raise InputError(f"{where}: a collective needs a comm_size >= 0", "comm_size",
@@ -226,7 +254,7 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
                 raise InputError(f"{where}: involved_dim selects no dimension",
                                  "involved_dim", dims.value)
         pg = node.attr("pg_name")
-        if pg is not None and pg.value not in ("", None):
+        if pg is not None and pg.value not in ("", "0", None):  # "0": the default group
             members = groups.get(str(pg.value))
             if members is None and not groups:
                 raise InputError(f"{where}: names a communicator group and no comm-group "
@@ -239,12 +267,13 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
             if rank is not None and rank not in members:
                 raise InputError(f"{where}: rank {rank} is not in its communicator group "
                                  "(ASTRA-sim 2.x asserts it is)", "pg_name", pg.value)
-            if len(members) != npus and astra2:
-                raise InputError(f"{where}: a collective on a group smaller than the "
-                                 "system: ASTRA-sim 2.x flattens it to one 1-D ring over its "
-                                 "members, not modelled under astra-sim-2 yet (other timings "
-                                 "run it hierarchically over the dimensions it spans)",
-                                 "pg_name", pg.value)
+            if astra2:  # CommunicatorGroup::get_collective_plan
+                if len(members) < 2:
+                    raise InputError(f"{where}: a communicator group of one NPU: what "
+                                     "ASTRA-sim 2.x does with it is not modelled",
+                                     "pg_name", pg.value)
+                return "collective", kind, size, None, (
+                    str(pg.value) if len(members) != npus else None)
             if len(members) != npus:
                 spans = _group_dims(members, sizes or (npus,))
                 if spans is None:
@@ -256,10 +285,10 @@ def _classify(node: Node, file: str, ndims: int, npus: int,
                 if not any(mask):
                     raise InputError(f"{where}: involved_dim and the group share no "
                                      "dimension", "pg_name", pg.value)
-        return "collective", kind, size, mask
+        return "collective", kind, size, mask, None
     if t == NodeType.METADATA_NODE or (
             t in (NodeType.MEM_LOAD_NODE, NodeType.MEM_STORE_NODE) and not node.duration_micros):
-        return "control", "", 0, None
+        return "control", "", 0, None, None
     raise InputError(f"{where}: this node type is not modelled yet", "type",
                      NodeType(t).name if t in NodeType._value2member_map_ else t)
 
@@ -313,10 +342,13 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
 
     def start(i: int) -> None:
         nonlocal seq
-        kind, coll, size, mask = what[i]
+        kind, coll, size, mask, group = what[i]
         node = nodes[i]
         if kind == "compute":
             dur = node.duration_micros * NS_PER_MICRO
+        elif group is not None:
+            dur = colls.group_ns(node, coll, size, group, list(groups[group]),
+                                 rank if rank is not None else 0)
         elif kind == "collective":
             dur = colls.time_ns(node, coll, size, mask)
         else:
@@ -342,7 +374,7 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
     issue_ready()
     while events:
         now, _, i = heapq.heappop(events)
-        kind, coll, size, _mask = what[i]
+        kind, coll, size, _mask, _group = what[i]
         if kind != "control":
             busy[kind] = False
         node = nodes[i]
@@ -388,7 +420,7 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
         else:
             by_rep[r] = [r]
     classes = []
-    for ranks in by_rep.values():
+    for ranks in _split_by_group_times(by_rep, traces, files, network, colls, groups):
         r = ranks[0]
         classes.append((ranks, _run_rank(traces[r], files[r], network, colls, groups, r)))
     end = max((nodes_end_ns(nodes) for _, nodes in classes), default=0)
@@ -396,6 +428,34 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
     bound = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
     return ETResult(end, compute, end - compute, len(traces), classes, bound)
+
+
+def _split_by_group_times(by_rep: Mapping[int, list[int]], traces: Mapping[int, Trace],
+                          files: Mapping[int, str], network: Network, colls: _Collectives,
+                          groups: Mapping[str, list[int]]) -> list[list[int]]:
+    """Classes of identical ranks, split where ranks of one class end a flattened group
+    collective at different times (members of a 2.x group whose links differ)."""
+    if not colls.astra2 or not groups:
+        return list(by_rep.values())
+    out: list[list[int]] = []
+    for rep, ranks in by_rep.items():
+        trace, file = traces[rep], files[rep]
+        flat = []
+        for n in trace.nodes:
+            kind, coll, size, _mask, group = _classify(
+                n, file, network.ndims, network.npus, groups, _sizes(network), True)
+            if kind == "collective" and group is not None:
+                flat.append((n, coll, size, group))
+        if not flat:
+            out.append(ranks)
+            continue
+        split: dict[tuple[int, ...], list[int]] = {}
+        for r in ranks:
+            sig = tuple(colls.group_ns(n, coll, size, group, list(groups[group]), r)
+                        for n, coll, size, group in flat)
+            split.setdefault(sig, []).append(r)
+        out.extend(split.values())
+    return out
 
 
 def _slot_bound(trace: Trace, runs: list[NodeRun]) -> int:
