@@ -73,7 +73,7 @@ ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
 PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap",
                                "chain_dtime_s", "chain_chunks", "doubling", "latency0",
-                               "seeds")
+                               "seeds", "sequence")
 DEFAULT_EVALUATIONS = 2000
 #: The local search's first round (then 2x, 4x, ...): every sub-budget is a share of a
 #: round's size, so that more evaluations never give a worse answer.
@@ -102,7 +102,7 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         elif k == "seeds":
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError("must be an integer >= 1", key, v, file)
-        elif k in ("doubling", "latency0"):
+        elif k in ("doubling", "latency0", "sequence"):
             if not isinstance(v, bool):
                 raise InputError("must be true or false", key, v, file)
         elif k == "chain_chunks":
@@ -364,7 +364,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
             time_limit_s: float | None = None, seed: int = 0,
             target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
             chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True,
-            latency0: bool = True, seeds: int = 1) -> Result:
+            latency0: bool = True, seeds: int = 1, sequence: bool = False) -> Result:
     """Improve ``instance``'s best practical schedule (see the module docstring).
 
     ``evaluations``: simulator runs of the local searches (per seed);
@@ -382,7 +382,11 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     ``doubling``: at latency 0 raise the lower bound to LB3(2C) where higher
     (:func:`solvers.doubling.doubling_bound`; ``meta["doubling"]`` says so);
     ``latency0``: with latency, CP-SAT's solves (the chain's and step 3)
-    use the latency-0 instance's answers replayed (:mod:`solvers.latency0`).
+    use the latency-0 instance's answers replayed (:mod:`solvers.latency0`);
+    ``sequence``: the list schedules of LB3's route mix
+    (:func:`solvers.sequence.best_sequence`) are a candidate start too (the
+    shorter of it and the chain's; ``meta["sequence"]`` gives each rule's
+    makespan). It is made once, before the search, whatever the budget.
 
     The local search runs in rounds of ``ROUND_EVALUATIONS`` x 2^k evaluations
     (k = 0, 1, ...; the last one cut by the budget), each from the best so
@@ -458,6 +462,14 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     doubled = dbl_ns > lb
     if doubled:
         lb = dbl_ns
+    seq_spans: dict[str, float] = {}
+    if sequence and bnds.route_counts is not None:
+        from solvers.sequence import best_sequence
+
+        seq, seq_spans = best_sequence(instance, bnds.route_counts.rs)
+        if seq is not None and (chained is None
+                                or seq.makespan_ns < chained.makespan_ns * (1 - 1e-12)):
+            chained = seq
 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
@@ -482,6 +494,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
         meta["seed"] = seed + pick
     if chain_info:
         meta["chain"] = chain_info
+    if seq_spans:
+        meta["sequence"] = seq_spans
     if dbl_k:
         meta["doubling"] = {"bound_ns": dbl_ns, "bound_factor": dbl_k, "used": doubled}
     status = Status.FEASIBLE
