@@ -93,7 +93,7 @@ def test_improve_sequence_start() -> None:
     for res in runs:
         assert res.valid and not check(res.schedule)
         assert res.makespan_ns <= seq.makespan_ns * (1 + 1e-12)
-        assert res.meta["sequence"] == spans
+        assert res.meta["sequence"]["candidates"] == spans
     ms = [r.makespan_ns for r in runs]
     assert ms[1] <= ms[0] * (1 + 1e-12) and ms[2] <= ms[1] * (1 + 1e-12)
     assert "sequence" not in improve(inst, evaluations=0).meta
@@ -106,3 +106,18 @@ def test_cli_sequence(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["improve", "small-2d", "--chunks", "4", "--evaluations", "10", "--sequence",
                  "--json"])
     assert code == 0 and '"sequence"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("dims,chunks", [(2, 6), (3, 5)])
+def test_improve_with_sequence_never_worse(dims: int, chunks: int) -> None:
+    inst = small(dims, chunks, 10 * MiB)
+    for evaluations in (0, 60):
+        plain = improve(inst, evaluations=evaluations, target_gap=0.0)
+        seq = improve(inst, evaluations=evaluations, target_gap=0.0, sequence=True)
+        assert seq.makespan_ns <= plain.makespan_ns * (1 + 1e-12)
+        assert seq.valid
+        info = seq.meta["sequence"]
+        if info["used"]:  # only a strictly shorter run from the sequence wins
+            assert info["searched"] and seq.makespan_ns < plain.makespan_ns
+        else:  # else the same runs as without it, the same answer
+            assert seq.makespan_ns == plain.makespan_ns
