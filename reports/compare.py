@@ -10,8 +10,9 @@ lower bound), exactly as ``themis report`` scores a sweep.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from reports.methods import (
@@ -26,7 +27,7 @@ from reports.methods import (
     method_grid,
     run_method,
 )
-from reports.records import DEFAULT_TIMING, AgOrder, Kind, MethodResult
+from reports.records import DEFAULT_TIMING, AgOrder, Kind, MethodResult, Status
 from reports.scoring import Reference, score, timing_references
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -112,8 +113,15 @@ def compare(
     threads: int | None = None,
     solver_params: Mapping[str, Any] | None = None,
     timings: Sequence[str] = (DEFAULT_TIMING,),
+    deadline: float | None = None,
 ) -> Comparison:
     """Run every policy x discipline x timing, every solver and the bounds on ``instance``.
+
+    ``deadline`` (a :func:`time.monotonic` instant): the whole comparison's wall-clock
+    end. The bounds and policies run first (their work is bounded up front); then each
+    solver gets an equal share of what is left (at most ``time_limit_s``), so time a
+    solver does not use goes to the next; a solver reached after the deadline is not
+    started, and its row says so (status ``unknown``, stopped by ``wall``).
 
     The solvers get the bounds and the policies' schedules computed here (their
     default hints, not simulated twice). Policies always use reverse AG orders
@@ -144,7 +152,17 @@ def compare(
     results: list[MethodResult] = []
     bounds: dict[AgOrder, Any] = {}
     simulations: dict[str, Any] = {}  # the policies' schedules, the solvers' hints
+    solvers_left = sum(m.kind == Kind.SOLVER for m in methods)
     for m in methods:  # bounds, then policies, then solvers: the solvers reuse both
+        if m.kind == Kind.SOLVER and deadline is not None:
+            share_s = (deadline - time.monotonic()) / solvers_left
+            solvers_left -= 1
+            if share_s <= 0:
+                results.append(m.result(Status.UNKNOWN, valid=False, stopped_by="wall",
+                                        reason="not started: the command's --time-limit "
+                                               "was used up"))
+                continue
+            m = replace(m, time_limit_s=min(m.time_limit_s or share_s, share_s))
         r = run_method(instance, m, bounds=bounds.get(m.ag_order), simulations=simulations)
         if m.kind == Kind.BOUND and r.detail is not None:
             bounds[m.ag_order] = r.detail
@@ -187,6 +205,8 @@ def format_comparison(comp: Comparison) -> str:
         lines.append(f"{t}: best policy {us(ref.best_ns)} (its rows' gaps are to it; the "
                      "solvers and bounds are of the alpha-beta model)")
     lines += [f"{r.name}: {r.error}" for r in comp.rows if r.error]
+    lines += [f"{r.name}: {r.reason}" for r in comp.rows
+              if not r.error and r.status == Status.UNKNOWN and r.reason]
     return "\n".join(lines)
 
 

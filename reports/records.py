@@ -233,6 +233,9 @@ class MethodResult:
         }
         if self.lower_bound_ns is not None:
             out["lower_bound_ns"] = self.lower_bound_ns
+        if self.kind == Kind.SOLVER:  # the wall clock it had, what stopped it and why
+            out.update(time_limit_s=self.time_limit_s, stopped_by=self.stopped_by,
+                       reason=self.reason)
         if self.error:
             out["message"] = self.error
         return out

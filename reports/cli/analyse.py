@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 from reports.cli.common import (
@@ -77,11 +78,12 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
     if dtime_s is None:  # compare: a deterministic budget lifts the default wall limit
         p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
                        metavar="SECONDS",
-                       help=f"per solver task, wall clock: each solver's whole solve "
-                            "(bounds, hints, sub-solves, model build, search; as solve's "
-                            "--time-limit), so the command takes about the number of "
-                            "solvers times this, plus the policies' simulations and the "
-                            f"bounds (default {time_limit_s:g}; with "
+                       help="wall clock for the whole command: the bounds and the "
+                            "policies run first (bounded work), then the solvers share "
+                            "what is left, each an equal part of the rest (as solve's "
+                            "--time-limit: bounds, hints, sub-solves, model build, "
+                            "search), and a solver reached after it is not started (its "
+                            f"row says so) (default {time_limit_s:g} per solver; with "
                             "--deterministic-time none, so the budget alone stops CP-SAT)")
         p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                        default=None, metavar="SECONDS",
@@ -202,6 +204,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``themis compare``."""
     from reports.compare import compare, format_comparison
     from reports.methods import canonical_name, parse_names
+    from solvers import backend_names
 
     timings = _timings(args.timing)
     _default_methods(args, timings)
@@ -213,10 +216,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
                                                             "--solvers")
     ag_order = canonical_name(args.ag_order, "ag_order", "--ag-order")
     if args.time_limit is None:
-        args.time_limit = wall_limit_s(args.deterministic_time is not None, 10.0)
+        n_solvers = len(solvers) if solvers is not None else len(backend_names())
+        args.time_limit = wall_limit_s(args.deterministic_time is not None,
+                                       10.0 * max(n_solvers, 1))
     if not (args.time_limit > 0):
         raise InputError("must be a positive number of seconds", "--time-limit",
                          args.time_limit)
+    deadline = time.monotonic() + args.time_limit
     if args.threads is not None and args.threads < 1:
         raise InputError("must be at least 1", "--threads", args.threads)
     if policies and not intra:
@@ -233,7 +239,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_stage_count(instance.collective.chunk_count, 2 * max(len(instance.dims), 1),
                       field, inputs.chunks, file, escape="use fewer chunks")
     comp = compare(instance, policies, intra, solvers, args.time_limit, ag_order, args.threads,
-                   _solver_params(args), timings)
+                   _solver_params(args), timings, deadline=deadline)
     if args.gantt:
         _compare_gantt(comp, args.gantt)
     if args.json:

@@ -91,8 +91,13 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--solve-budget", type=float_arg("--solve-budget"), default=None,
                    metavar="S", help="CP-SAT deterministic time for --solve (default 20): "
                                      "it bounds the search on any machine, as the size "
-                                     "cap (refused up front) bounds the model; there is "
-                                     "no wall-clock limit, so the answer reproduces")
+                                     "cap (refused up front) bounds the model; without "
+                                     "--time-limit the answer reproduces on any machine")
+    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+                   metavar="SECONDS",
+                   help="wall-clock limit of --solve (model build and search), on top of "
+                        "--solve-budget; a search it stops is labelled stopped_by 'wall', "
+                        "and its answer depends on the machine (default: none)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--timeline", metavar="FILE",
                    help="draw compute and each dimension's collectives over time "
@@ -223,6 +228,11 @@ def cmd_train(args: argparse.Namespace) -> int:
     from topologies.chakra.ranks import is_et_source
     from topologies.workload import load_workload
 
+    if args.time_limit is not None and not args.solve:
+        raise InputError("only limits --solve; add --solve", "--time-limit", args.time_limit)
+    if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
+        raise InputError("must be a positive number of seconds", "--time-limit",
+                         args.time_limit)
     if is_et_source(args.workload):
         from reports.cli.train_et import train_et
 
@@ -295,7 +305,8 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         budget = args.solve_budget if args.solve_budget is not None else DETERMINISTIC_S
         if not budget > 0:
             raise InputError("must be a positive number", "--solve-budget", budget)
-        solved = solve_iteration(workload, network, config, deterministic_s=budget)
+        solved = solve_iteration(workload, network, config, deterministic_s=budget,
+                                 time_limit_s=args.time_limit)
     baseline = None
     if args.compare:
         progress = LongRunProgress(f"train {workload.name} (baseline)", "collectives")

@@ -115,10 +115,16 @@ def _engine(s: _Setup) -> Engine:
 
 def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                     deterministic_s: float = DETERMINISTIC_S,
-                    max_intervals: int = MAX_INTERVALS) -> IterationResult:
+                    max_intervals: int = MAX_INTERVALS,
+                    time_limit_s: float | None = None) -> IterationResult:
     """The optimum of ``workload``'s iteration on ``network`` under ``cfg`` (timing,
     chunks, k, passes, scales); refuses (:class:`InputError`) models above
-    ``max_intervals`` optional intervals and bandwidth sharing (alpha-beta, k > 1)."""
+    ``max_intervals`` optional intervals and bandwidth sharing (alpha-beta, k > 1).
+
+    The search stops at ``deterministic_s`` (the same result on any machine) or,
+    when given, at ``time_limit_s`` wall-clock seconds for the whole call (model
+    build included), whichever comes first; ``stopped_by`` says which
+    (``deterministic`` or ``wall``)."""
     from ortools.sat.python import cp_model
 
     t0 = time.perf_counter()
@@ -255,7 +261,15 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     solver.parameters.num_workers = 1
     solver.parameters.max_deterministic_time = float(deterministic_s)
     solver.parameters.random_seed = 0
+    left_s = None if time_limit_s is None else time_limit_s - (time.perf_counter() - t0)
+    if left_s is not None:
+        solver.parameters.max_time_in_seconds = max(left_s, 1e-3)
     code = solver.solve(m)
+    # What stopped an unproven search: the wall clock only if it was set and the
+    # deterministic budget was not used up.
+    stopper = "wall" if left_s is not None and \
+        solver.response_proto.deterministic_time < 0.999 * float(deterministic_s) \
+        else "deterministic"
     bound_ns = max(0.0, solver.best_objective_bound * tick - rounded * tick) \
         if code in (cp_model.OPTIMAL, cp_model.FEASIBLE) else 0.0
     result = IterationResult(Status.UNKNOWN, None, None, max(lb_iter, bound_ns), lb_iter,
@@ -263,8 +277,10 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     if code == cp_model.INFEASIBLE:
         result.status, result.reason = Status.INFEASIBLE, "the model has no schedule (a bug)"
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-        result.stopped_by = "deterministic" if code == cp_model.UNKNOWN else ""
-        result.reason = result.reason or "no schedule within the deterministic budget"
+        result.stopped_by = stopper if code == cp_model.UNKNOWN else ""
+        result.reason = result.reason or (
+            "no schedule within the deterministic budget" if stopper == "deterministic"
+            else f"no schedule within the time limit ({time_limit_s:g} s)")
         result.runtime_s = time.perf_counter() - t0
         return result
     result.solver_makespan_ns = solver.objective_value * tick
@@ -289,9 +305,11 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                                         result.solver_makespan_ns) - rounded * tick)
     result.status = Status.OPTIMAL if optimal else Status.FEASIBLE
     if not optimal:
-        result.stopped_by = "deterministic"
+        result.stopped_by = stopper
         result.reason = (f"the deterministic budget ({deterministic_s:g} s) ended the search: "
-                         "incumbent and bound")
+                         "incumbent and bound" if stopper == "deterministic" else
+                         f"the time limit ({time_limit_s:g} s) ended the search: incumbent "
+                         "and bound")
     result.runtime_s = time.perf_counter() - t0
     return result
 

@@ -101,3 +101,24 @@ def test_a_tiny_time_limit_bounds_improve_and_says_so(capsys) -> None:
     assert meta["stopped_by"] == "time_limit" and data["valid"]
     assert "cpsat" not in meta and meta["skipped"]["cpsat"].startswith(
         "not enough time left")
+
+
+def test_compare_time_limit_bounds_the_whole_command(capsys) -> None:
+    """compare --time-limit is the whole command's: the solvers share what the bounds
+    and policies leave (the first gets at most a third with three solvers), and a
+    solver reached after the limit is not started, its row saying so (issue 23)."""
+    args = ["compare", "small-3d", "--chunks", "4", "--policies", "themis", "--intra",
+            "scf", "--json"]
+    assert main([*args, "--time-limit", "1e-9"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["kind"] == "solver"]
+    assert [r["method"] for r in rows] == ["cpsat", "cbc", "highs"]
+    for r in rows:
+        assert r["status"] == "unknown" and r["stopped_by"] == "wall"
+        assert r["reason"].startswith("not started") and r["makespan_ns"] is None
+    assert main([*args[:-1], "--time-limit", "1e-9"]) == 0
+    assert "cbc: not started: the command's --time-limit was used up" in \
+        capsys.readouterr().out
+    assert main([*args, "--time-limit", "30"]) == 0
+    rows = [r for r in json.loads(capsys.readouterr().out)["rows"] if r["kind"] == "solver"]
+    assert 0 < rows[0]["time_limit_s"] <= 10.0
+    assert all(0 < r["time_limit_s"] <= 30.0 and r["status"] == "optimal" for r in rows)

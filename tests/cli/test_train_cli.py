@@ -176,6 +176,25 @@ def test_solve_a_tiny_iteration(capsys, tmp_path) -> None:
     assert code == 0 and "exact iteration (--solve)" in out
 
 
+def test_solve_time_limit_stops_the_search_and_is_labelled(capsys, tmp_path) -> None:
+    """--time-limit bounds --solve by the wall clock: a limit too short for the model
+    leaves no schedule, labelled 'wall'; a generous one changes nothing (the
+    deterministic budget decides); without --solve it is refused up front."""
+    path = tmp_path / "tiny.txt"
+    path.write_text("DATA\n2\nl0 -1 500 NONE 0 300 NONE 0 200 ALLREDUCE 65536 1\n"
+                    "l1 -1 400 NONE 0 300 NONE 0 100 ALLREDUCE 131072 1\n")
+    base = ["--chunks", "2", "--solve", "--solve-budget", "5"]
+    cut = run_json(capsys, str(path), "small-2d", *base, "--time-limit", "1e-6")["solve"]
+    assert cut["status"] == "unknown" and cut["stopped_by"] == "wall"
+    assert "time limit" in cut["reason"] and cut["makespan_ns"] is None
+    free = run_json(capsys, str(path), "small-2d", *base)["solve"]
+    generous = run_json(capsys, str(path), "small-2d", *base, "--time-limit", "1000")["solve"]
+    assert (generous["status"], generous["makespan_ns"]) == (free["status"], free["makespan_ns"])
+    code, out, err = run(capsys, "train", str(path), "small-2d", "--time-limit", "5")
+    assert code == 2 and out == "" and "--time-limit" in err and "--solve" in err
+    assert len(err.strip().splitlines()) == 1
+
+
 def _lab(hex_color: str) -> tuple[float, float, float]:
     """CIELAB (D65) of an sRGB colour, by the textbook formulas."""
     from matplotlib.colors import to_rgb
