@@ -22,9 +22,9 @@ every stage as early as they allow) and checked by :func:`themis.checker.check`:
 what is returned is the simulator's schedule, exact, never the heuristic's own
 arithmetic. Deterministic: no randomness, no time limit.
 
-``themis improve --sequence`` (``improve(..., sequence=True)``) adds the best
-of these schedules on LB3's mix as a candidate start (as the doubling chain's
-split is one); measured in ``docs/solvers.md``.
+``themis improve --sequence`` (``improve(..., sequence=True)``) makes them on
+LB3's mix and, where the best beats its start, searches from it too and keeps
+the best run; measured in ``docs/solvers.md``.
 """
 
 from __future__ import annotations
