@@ -73,7 +73,7 @@ ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
 PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap",
                                "chain_dtime_s", "chain_chunks", "doubling", "latency0",
-                               "seeds")
+                               "seeds", "sequence")
 DEFAULT_EVALUATIONS = 2000
 #: The local search's first round (then 2x, 4x, ...): every sub-budget is a share of a
 #: round's size, so that more evaluations never give a worse answer.
@@ -102,7 +102,7 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         elif k == "seeds":
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise InputError("must be an integer >= 1", key, v, file)
-        elif k in ("doubling", "latency0"):
+        elif k in ("doubling", "latency0", "sequence"):
             if not isinstance(v, bool):
                 raise InputError("must be true or false", key, v, file)
         elif k == "chain_chunks":
@@ -364,7 +364,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
             time_limit_s: float | None = None, seed: int = 0,
             target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
             chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True,
-            latency0: bool = True, seeds: int = 1) -> Result:
+            latency0: bool = True, seeds: int = 1, sequence: bool = False) -> Result:
     """Improve ``instance``'s best practical schedule (see the module docstring).
 
     ``evaluations``: simulator runs of the local searches (per seed);
@@ -382,7 +382,14 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     ``doubling``: at latency 0 raise the lower bound to LB3(2C) where higher
     (:func:`solvers.doubling.doubling_bound`; ``meta["doubling"]`` says so);
     ``latency0``: with latency, CP-SAT's solves (the chain's and step 3)
-    use the latency-0 instance's answers replayed (:mod:`solvers.latency0`).
+    use the latency-0 instance's answers replayed (:mod:`solvers.latency0`);
+    ``sequence``: the list schedules of LB3's route mix
+    (:func:`solvers.sequence.best_sequence`) are made once, before the
+    search, whatever the budget; where the shortest beats the start (the
+    portfolio's, or the chain's split), the search runs from it too, with the
+    same budget per seed, and the best of all runs wins (the first among
+    equals: never worse than without it). ``meta["sequence"]``: each rule's
+    makespan, whether it was searched from and whether it won.
 
     The local search runs in rounds of ``ROUND_EVALUATIONS`` x 2^k evaluations
     (k = 0, 1, ...; the last one cut by the budget), each from the best so
@@ -458,6 +465,17 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     doubled = dbl_ns > lb
     if doubled:
         lb = dbl_ns
+    # The list schedules of LB3's mix: a second start where shorter than the first
+    # (the portfolio's, or the chain's split); the searches from both run, the best wins.
+    seq_spans: dict[str, float] = {}
+    starts: list[Schedule | None] = [chained]
+    if sequence and bnds.route_counts is not None:
+        from solvers.sequence import best_sequence
+
+        seq, seq_spans = best_sequence(instance, bnds.route_counts.rs)
+        first_ns = start_ns if chained is None else min(start_ns, chained.makespan_ns)
+        if seq is not None and seq.makespan_ns < first_ns * (1 - 1e-12):
+            starts.append(seq)
 
     def timed_out() -> bool:
         return deadline is not None and time.perf_counter() > deadline
@@ -465,10 +483,11 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # 1-2. routes, then dimension orders, in rounds; the best over the seeds.
     target = lb * (1 + target_gap)
     runs: list[tuple[_Found, _Clock, dict]] = []
-    for s_ in range(seed, seed + seeds):
-        clock = _Clock(evaluations, deadline)
-        found, info = _search(instance, start, clock, s_, target, chained, timed_out)
-        runs.append((found, clock, info))
+    for first in starts:
+        for s_ in range(seed, seed + seeds):
+            clock = _Clock(evaluations, deadline)
+            found, info = _search(instance, start, clock, s_, target, first, timed_out)
+            runs.append((found, clock, info))
     pick = min(range(len(runs)), key=lambda i: (runs[i][0].schedule.makespan_ns, i))
     found, clock, info = runs[pick]
     best, intra = found.schedule, found.intra or (start.intra or "fifo")
@@ -478,10 +497,17 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
                   "search_ns": best.makespan_ns, "evaluations": clock.used,
                   "intra": intra, "rounds": info["rounds"]}
     if seeds > 1:
-        meta["seeds"] = {str(seed + i): r[0].schedule.makespan_ns for i, r in enumerate(runs)}
-        meta["seed"] = seed + pick
+        meta["seeds"] = {str(seed + i): r[0].schedule.makespan_ns
+                         for i, r in enumerate(runs[:seeds])}
+        meta["seed"] = seed + pick % seeds
     if chain_info:
         meta["chain"] = chain_info
+    if seq_spans:
+        meta["sequence"] = {"candidates": seq_spans, "searched": len(starts) > 1,
+                            "used": pick >= seeds}
+        if len(starts) > 1:
+            meta["sequence"]["search_ns"] = min(r[0].schedule.makespan_ns
+                                                for r in runs[seeds:])
     if dbl_k:
         meta["doubling"] = {"bound_ns": dbl_ns, "bound_factor": dbl_k, "used": doubled}
     status = Status.FEASIBLE

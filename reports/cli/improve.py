@@ -58,6 +58,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="with per-hop latency or delays, CP-SAT (the chain's and "
                         "--cpsat-dtime's) does not solve the latency-0 instance first for "
                         "hints replayed on this network")
+    p.add_argument("--sequence", action="store_true",
+                   help="also start from list schedules of LB3's route mix (every dimension "
+                        "from t = 0; solvers.sequence), where shorter than the portfolio's")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -95,7 +98,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
                          time_limit_s=args.time_limit, seed=args.seed,
                          target_gap=args.target_gap, chain_dtime_s=args.chain_dtime,
                          chain_chunks=args.chain_chunks, doubling=args.doubling,
-                         latency0=args.latency0, seeds=args.seeds)
+                         latency0=args.latency0, seeds=args.seeds, sequence=args.sequence)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:
