@@ -13,7 +13,8 @@ each layer costs (each layer's all-reduce has chunks x 2 x dims stages).
 
 Measured (2026-12-05, small-2d, 64 chunks, 256 stages per layer): 2,000 / 5,000 /
 20,000 layers 253 / 603 / 2,708 MB before the timeline of stages was made on
-first use, about 117 KB per layer; see docs/benchmarks.md for the current figures.
+first use, about 117 KB per layer; 1,000 / 5,000 / 20,000 layers 75 / 187 / 581 MB with the
+window LP capped; see docs/benchmarks.md for the current figures.
 """
 
 from __future__ import annotations

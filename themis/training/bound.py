@@ -37,10 +37,15 @@ leaves d) and a chain (all its stages).
 The bound is ``max(replay end, LP optimum x (1 - SAFETY))``, the LP's cumulative
 loads written with one column per (threshold, dimension) so the model stays
 linear in size.
+Above :data:`MAX_WINDOWS` distinct thresholds only every k-th is kept (a
+collective between two kept ones counts as issued at the lower): the kept
+windows are unchanged, so the LP is a relaxation of the full one and still a
+bound, and its time and memory stay linear in the iteration's length.
 """
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 from dataclasses import dataclass
@@ -64,6 +69,8 @@ SAFETY = 1e-9
 INTEGER_CHUNKS = 8
 #: Branch-and-bound nodes of that MIP (a deterministic work limit; its dual bound is used).
 NODE_LIMIT = 200
+#: The window LP's thresholds at most (above, evenly thinned; see ``windows_ns``).
+MAX_WINDOWS = 2000
 
 
 @dataclass(frozen=True)
@@ -222,6 +229,15 @@ class WindowBound:
         """The window LP over ``(e_c, shape, u_c)`` of every collective (0 if it fails)."""
         if not issued:
             return 0.0
+        # At most MAX_WINDOWS thresholds: a collective issued between two kept ones
+        # counts as issued at the lower one. Each kept window's set S is unchanged, so
+        # the LP is the full one less the other windows' rows: a relaxation, still a
+        # bound, and linear in time and memory however long the iteration.
+        times = sorted({e for e, _, _ in issued})
+        if len(times) > MAX_WINDOWS:
+            kept = times[::-(-len(times) // MAX_WINDOWS)]
+            issued = [(kept[bisect.bisect_right(kept, e) - 1], shape, u)
+                      for e, shape, u in issued]
         # Collectives issued at the same replayed time are in the same windows: merge
         # their chunks per (kind, dimensions, size); keep their least update time per dim.
         groups: dict[float, dict[tuple[str, tuple[int, ...], float], int]] = {}
