@@ -9,6 +9,8 @@ import pytest
 
 from reports.cli import main
 from tests.training.handcalc import CFG, NET, layer, workload
+from tests.training.test_et_groups import NET_YAML
+from tests.training.test_et_groups import SYSTEM as GROUP_SYSTEM
 from themis.program import Node, NodeKind, Program
 from themis.program_et import program_to_ets
 from themis.training.compile10 import compile_workload
@@ -18,13 +20,8 @@ from topologies.chakra.trace import write_et
 from topologies.errors import InputError
 
 C, D, K = NodeKind.COMPUTE, NodeKind.DELAY, NodeKind.COLLECTIVE
-NET_YAML = ("topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 25.0 ]\n"
-            "latency: [ 100.0, 500.0 ]\n")
-SYSTEM = {"preferred-dataset-splits": 1, "active-chunks-per-dimension": 1,
-          "endpoint-delay": 10, "all-reduce-implementation": ["ring", "ring"],
-          "all-gather-implementation": ["ring", "ring"],
-          "reduce-scatter-implementation": ["ring", "ring"],
-          "collective-optimization": "localBWAware", "local-mem-bw": 1600}
+#: The network and system of the group tests, with 2.x's default endpoint delay.
+SYSTEM = {**GROUP_SYSTEM, "endpoint-delay": 10}
 
 
 def _write(tmp_path, ets) -> str:
