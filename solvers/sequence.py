@@ -31,11 +31,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from solvers.common import ProblemData
+from solvers.common import Assignment, ProblemData
+from solvers.retime import Retimer
 from themis.checker import check
 from themis.instance import Instance
 from themis.schedule import Schedule
-from themis.simulator import simulate
 from topologies.errors import InputError
 
 __all__ = ["RULES", "best_sequence", "chunk_routes", "list_orders", "sequence"]
@@ -116,12 +116,9 @@ def list_orders(data: ProblemData, routes: list[int],
 
 def _replayed(data: ProblemData, routes: list[int],
               orders: dict[int, list[tuple[int, int]]]) -> Schedule:
-    """The simulator's schedule of ``routes`` and ``orders`` (checked)."""
-    inst = data.instance
-    plans = [data.plan(r) for r in routes]
-    dim_orders = {d: [(0, c, j) for c, j in seq] for d, seq in orders.items()}
-    sched = simulate(inst.network, inst.collective, timing=inst.timing, plans=[plans],
-                     dim_orders=dim_orders, ag_order=data.ag_order).schedule
+    """The simulator's schedule of ``routes`` and ``orders`` (checked), re-timed as every
+    solver answer is (:class:`solvers.retime.Retimer`; reverse AG: ``ag == route``)."""
+    sched = Retimer(data)(Assignment(routes, routes, orders))
     problems = check(sched)
     if problems:  # the replay is the simulator's: a violation is a bug, not a result
         raise AssertionError(f"sequenced schedule fails the checker: {problems[0]}")
@@ -150,5 +147,5 @@ def best_sequence(instance: Instance, counts: Mapping[tuple[int, int], int] | No
         return None, {}
     found = sequence(instance, counts, data)
     spans = {k: s.makespan_ns for k, s in found.items()}
-    name = min(found, key=lambda k: (spans[k], list(found).index(k)))
+    name = min(found, key=spans.__getitem__)  # min keeps the first among equals
     return found[name], spans
