@@ -31,14 +31,13 @@ from topologies.chakra.convert import CHAKRA_SCHEMAS
 from topologies.chakra.et import Attribute, GlobalMetadata
 from topologies.chakra.et import Node as ETNode
 from topologies.chakra.trace import Trace
-from topologies.chakra.types import CommType, NodeType
+from topologies.chakra.types import COLLECTIVE_KINDS, NodeType
 from topologies.errors import InputError
 
 __all__ = ["ProgramETs", "program_to_ets"]
 
-#: Program collective kinds -> ``comm_type``.
-COMM_TYPES = {"all-reduce": CommType.ALL_REDUCE, "all-gather": CommType.ALL_GATHER,
-              "reduce-scatter": CommType.REDUCE_SCATTER, "all-to-all": CommType.ALL_TO_ALL}
+#: Program collective kinds -> ``comm_type`` (the reader's mapping, inverted).
+COMM_TYPES = {kind: ctype for ctype, kind in COLLECTIVE_KINDS.items()}
 
 
 @dataclass

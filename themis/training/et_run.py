@@ -37,14 +37,13 @@ from themis.collective import Collective
 from themis.timing.base import timing_meaning
 from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
-from topologies.chakra.types import CommType, NodeType
+from topologies.chakra.types import COLLECTIVE_KINDS, CommType, NodeType
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
 
 #: ET collective types -> the project's collective kinds.
-KINDS = {CommType.ALL_REDUCE: "all-reduce", CommType.ALL_GATHER: "all-gather",
-         CommType.REDUCE_SCATTER: "reduce-scatter", CommType.ALL_TO_ALL: "all-to-all"}
+KINDS = COLLECTIVE_KINDS
 NS_PER_MICRO = 1000
 
 

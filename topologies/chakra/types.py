@@ -30,3 +30,10 @@ class CommType(IntEnum):
     REDUCE_SCATTER = 7
     REDUCE_SCATTER_BLOCK = 8
     BARRIER = 9
+
+
+#: The comm types the project runs, and the collective kind each is (the one mapping:
+#: traces read, traces written).
+COLLECTIVE_KINDS: dict[CommType, str] = {
+    CommType.ALL_REDUCE: "all-reduce", CommType.ALL_GATHER: "all-gather",
+    CommType.REDUCE_SCATTER: "reduce-scatter", CommType.ALL_TO_ALL: "all-to-all"}
