@@ -140,9 +140,10 @@ def et_policies(methods: list[TrainingPolicy], fields: list[str], given: bool, g
 def check_et_case(wl: ETWorkload, network: Any, cfg: ETConfig, methods: list[TrainingPolicy],
               fields: list[str], wkey: str, file: str, checked: set[tuple]) -> None:
     """What ``themis train`` would refuse on these traces, refused now: every node checked
-    (:func:`~themis.training.et_run.check_et`), and every method run once on a probe (one
+    (:func:`~themis.training.et_nodes.check_et`), and every method run once on a probe (one
     all-reduce of the network under the case's system and timing)."""
-    from themis.training.et_run import check_et, simulate_et
+    from themis.training.et_nodes import check_et
+    from themis.training.et_run import simulate_et
     from topologies.chakra.et import Attribute, GlobalMetadata, Node
     from topologies.chakra.trace import Trace
     from topologies.chakra.types import CommType, NodeType
