@@ -34,8 +34,8 @@ without ``systems``, ASTRA-sim 2.x's defaults and 4 splits, as ``train`` without
 unless ``timing`` names others (any registered timing: each collective timed alone
 under it), one pass (a trace holds its passes), a collective policy per method (the
 training-level planners run 1.0 workloads only; by default the report's
-baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and has no bound task (the
-slot bound depends on the policy's collective times). What ``train`` refuses of the
+baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and has no bound task yet
+(``themis train`` gives its iteration bound). What ``train`` refuses of the
 traces' files and nodes is refused when the spec is read, in one line.
 
 A task's key is ``<case key>:<method>`` (``bound`` for the bound task), the case

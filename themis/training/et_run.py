@@ -32,15 +32,21 @@ import heapq
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from themis.collective import Collective
+from themis.runkind import RunKind
 from themis.timing.base import timing_meaning
+from themis.training.et_bound import SlotNode, collective_bound_ns, slot_bound_ns
 from themis.training.et_nodes import classify, npu_sizes
 from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
 from topologies.errors import InputError
 from topologies.network import Dimension, Network
 from topologies.system import SystemConfig
+
+if TYPE_CHECKING:  # pragma: no cover
+    from themis.simulator import SimResult
 
 NS_PER_MICRO = 1000
 
@@ -77,6 +83,9 @@ class ETResult:
     #: communication slot and the dependencies: the largest of the compute slot's total,
     #: the communication slot's total and the longest dependency chain, over the ranks.
     lower_bound_ns: int = 0
+    #: With ``bound=True``: no policy or discipline ends earlier (the slot windows over
+    #: each collective's own bound, :mod:`themis.training.et_bound`).
+    iteration_bound_ns: int | None = None
 
     def to_dict(self) -> dict:
         """JSON fields (``docs/json.md``)."""
@@ -84,6 +93,8 @@ class ETResult:
             "end_ns": self.end_ns, "compute_ns": self.compute_ns,
             "exposed_comm_ns": self.exposed_comm_ns, "ranks": self.ranks,
             "lower_bound_ns": self.lower_bound_ns,
+            **({} if self.iteration_bound_ns is None else
+               {"iteration_bound_ns": self.iteration_bound_ns}),
             "rank_classes": [
                 {"ranks": ranks, "end_ns": nodes_end_ns(nodes),
                  "nodes": [{"id": n.id, "name": n.name, "kind": n.kind, "issue_ns": n.issue_ns,
@@ -105,6 +116,9 @@ class _Collectives:
         self.astra2 = timing_meaning(timing).runner == "astra-2"
         self.splits = system.chunks or 1
         self._memo: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
+        #: The run behind each timed collective (what its bound reads) and the bounds.
+        self._runs: dict[tuple[str, int, tuple[bool, ...] | None], SimResult] = {}
+        self._bounds: dict[tuple[str, int, tuple[bool, ...] | None], int] = {}
         self._groups: dict[tuple[str, int, str], dict[int, int]] = {}
 
     def group_ns(self, node: Node, kind: str, comm_size: int, group: str,
@@ -186,7 +200,29 @@ class _Collectives:
                              err.field, err.value, err.file) from None
         t = math.ceil(res.makespan_ns - 1e-9)  # whole ns (2.x's are already whole)
         self._memo[key] = t
+        self._runs[key] = res
         return t
+
+    def bound_ns(self, node: Node, kind: str, comm_size: int,
+                 dims: tuple[bool, ...] | None = None) -> int:
+        """A lower bound of the collective's time alone under every policy and discipline
+        (:func:`themis.training.et_bound.collective_bound_ns`; 0 for one of nothing)."""
+        key = (kind, comm_size, dims)
+        hit = self._bounds.get(key)
+        if hit is None:
+            self.time_ns(node, kind, comm_size, dims)
+            res = self._runs.get(key)
+            hit = 0 if res is None else collective_bound_ns(res, self.run_kind())
+            self._bounds[key] = hit
+        return hit
+
+    def run_kind(self) -> RunKind:
+        """The run kind whose plan shapes the runner can execute (the system file's
+        ``collective-optimization``; 2.x's localBWAware without one)."""
+        runner = timing_meaning(self.timing).runner
+        lbw = self.system.local_bw_aware if self.system.collective_optimization is not None \
+            else runner == "astra-2"
+        return RunKind.of(self.timing, local_bw_aware=lbw)
 
 
 def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
@@ -262,7 +298,7 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
                 files: Mapping[int, str] | None = None,
                 groups: Mapping[str, list[int]] | None = None,
                 policy: str | None = None, intra: str | None = "fifo",
-                timing: str = "astra-sim-2") -> ETResult:
+                timing: str = "astra-sim-2", bound: bool = False) -> ETResult:
     """Simulate one iteration of the per-rank ``traces`` on ``network`` under ASTRA-sim
     2.x's semantics (module docstring); each collective timed alone under ``timing`` (2.x's
     own by default; another timing keeps 2.x's slots and times collectives its way, a
@@ -270,7 +306,8 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     ``groups`` is the comm-group file (``{"<id>": [npu ids]}``). ``policy`` and ``intra``
     schedule each collective's chunks (default: 2.x's own baseline / FIFO; any registered
     policy and discipline, Themis or the portfolio among them, which 2.x itself cannot
-    run; ``intra=None`` lets a planning policy choose)."""
+    run; ``intra=None`` lets a planning policy choose). ``bound``: also the iteration
+    bound, valid for every policy and discipline (:mod:`themis.training.et_bound`)."""
     if len(traces) != network.npus:
         raise InputError(f"the network has {network.npus} NPUs but the trace has "
                          f"{len(traces)} ranks", "ranks", len(traces))
@@ -294,8 +331,37 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     end = max((nodes_end_ns(nodes) for _, nodes in classes), default=0)
     slowest = max(classes, key=lambda c: nodes_end_ns(c[1]))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
-    bound = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
-    return ETResult(end, compute, end - compute, len(traces), classes, bound)
+    slots = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
+    result = ETResult(end, compute, end - compute, len(traces), classes, slots)
+    if bound:
+        result.iteration_bound_ns = max(
+            (_iteration_bound(traces[ranks[0]], files[ranks[0]], network, colls, groups,
+                              ranks[0], nodes) for ranks, nodes in classes), default=0)
+    return result
+
+
+def _iteration_bound(trace: Trace, file: str, network: Network, colls: _Collectives,
+                     groups: Mapping[str, list[int]], rank: int, runs: list[NodeRun]) -> int:
+    """The rank class's bound of :mod:`themis.training.et_bound`: the nodes of its run
+    (in end order, so dependencies first) with each collective's own bound."""
+    nodes = {n.id: n for n in trace.nodes}
+    slot_nodes = []
+    for run in runs:
+        node = nodes[run.id]
+        kind, coll, size, mask, group = classify(node, file, network.ndims, network.npus,
+                                                 groups, npu_sizes(network), colls.astra2,
+                                                 rank)
+        if kind == "compute":
+            ns = run.end_ns - run.issue_ns
+        elif kind == "collective" and group is not None:  # no policy changes a flat ring
+            ns = colls.group_ns(node, coll, size, group, list(groups[group]), rank)
+        elif kind == "collective":
+            ns = colls.bound_ns(node, coll, size, mask)
+        else:
+            ns = 0
+        slot_nodes.append(SlotNode(run.id, kind if kind != "control" else "", ns,
+                                   tuple(node.deps)))
+    return slot_bound_ns(slot_nodes)
 
 
 def _split_by_group_times(by_rep: Mapping[int, list[int]], traces: Mapping[int, Trace],
