@@ -35,20 +35,19 @@ from dataclasses import asdict, dataclass, field
 
 from solvers.common import ProblemData, check_ag_order
 from solvers.highs_model import LinearModel, new_highs
+from solvers.params import LB3_NODE_LIMIT
 from themis.instance import Instance
 from themis.metrics import ideal_ns
 from themis.route_model import chain_rows, used_min
 
-__all__ = ["Bounds", "Lb3Method", "RouteCounts", "bounds", "lp_bound_ns", "new_highs",
-           "scaled_lb_ticks"]
+__all__ = ["LB3_NODE_LIMIT", "Bounds", "Lb3Method", "RouteCounts", "bounds", "lp_bound_ns",
+           "new_highs", "scaled_lb_ticks"]
 
 #: Relative safety margin on LP/MILP-based bounds (solver tolerances).
 SAFETY = 1e-9
 #: Absolute slack removed too (objective units: 1e-9 of the longest stage).
 #: HiGHS agrees with an exhaustive search to ~1e-16 on these models.
 ABS_SLACK = 1e-6
-#: Branch-and-bound nodes of the LB3 MIP (the deterministic work limit).
-LB3_NODE_LIMIT = 2000
 #: Wall-clock safety net of the LB3 MIP; hitting it makes LB3 fall back to LB2.
 LB3_SAFETY_S = 120.0
 

@@ -53,7 +53,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from solvers.bounds import LB3_SAFETY_S, Bounds, bounds
+from solvers.bounds import LB3_NODE_LIMIT, LB3_SAFETY_S, Bounds, bounds
 from solvers.doubling import doubling_bound, linear_in_size, split_schedule, splits, with_chunks
 from solvers.params import SolverParams
 from solvers.result import PROOF_TOL, BoundSource, Result, Status
@@ -73,7 +73,7 @@ ROUTE_SHARE = 0.75
 #: The parameters :func:`improve` takes from a sweep spec's ``improve`` table.
 PARAM_KEYS: tuple[str, ...] = ("evaluations", "cpsat_dtime_s", "seed", "target_gap",
                                "chain_dtime_s", "chain_chunks", "doubling", "latency0",
-                               "seeds", "sequence")
+                               "seeds", "sequence", "lb3_nodes")
 DEFAULT_EVALUATIONS = 2000
 #: The local search's first round (then 2x, 4x, ...): every sub-budget is a share of a
 #: round's size, so that more evaluations never give a worse answer.
@@ -87,7 +87,8 @@ _CHAIN_CACHE: dict[tuple[str, float, int, bool], tuple[Result, dict[str, Schedul
 
 def check_params(value: object, where: str = "improve", file: str = "") -> dict:
     """A table of :func:`improve` parameters (``evaluations``, ``cpsat_dtime_s``,
-    ``seed``, ``target_gap``, ``chain_dtime_s``, ``chain_chunks``, ``doubling``),
+    ``seed``, ``target_gap``, ``chain_dtime_s``, ``chain_chunks``, ``doubling``,
+    ``lb3_nodes``, ...),
     checked: every bad key or value is an :class:`InputError` naming it."""
     if not isinstance(value, dict):
         raise InputError(f"must be a table ({', '.join(PARAM_KEYS)})", where, value, file)
@@ -105,6 +106,9 @@ def check_params(value: object, where: str = "improve", file: str = "") -> dict:
         elif k in ("doubling", "latency0", "sequence"):
             if not isinstance(v, bool):
                 raise InputError("must be true or false", key, v, file)
+        elif k == "lb3_nodes":
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise InputError("must be an integer >= 1", key, v, file)
         elif k == "chain_chunks":
             if isinstance(v, bool) or not isinstance(v, int) or v < 2:
                 raise InputError("must be an integer >= 2", key, v, file)
@@ -364,7 +368,8 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
             time_limit_s: float | None = None, seed: int = 0,
             target_gap: float = TARGET_GAP, chain_dtime_s: float = 0.0,
             chain_chunks: int = CHAIN_CHUNKS, doubling: bool = True,
-            latency0: bool = True, seeds: int = 1, sequence: bool = False) -> Result:
+            latency0: bool = True, seeds: int = 1, sequence: bool = False,
+            lb3_nodes: int = LB3_NODE_LIMIT) -> Result:
     """Improve ``instance``'s best practical schedule (see the module docstring).
 
     ``evaluations``: simulator runs of the local searches (per seed);
@@ -389,7 +394,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     portfolio's, or the chain's split), the search runs from it too, with the
     same budget per seed, and the best of all runs wins (the first among
     equals: never worse than without it). ``meta["sequence"]``: each rule's
-    makespan, whether it was searched from and whether it won.
+    makespan, whether it was searched from and whether it won. ``lb3_nodes``: the
+    LB3 MIP's node limit (:class:`solvers.params.SolverParams`), for the doubling
+    bound's LB3(2C) too.
 
     The local search runs in rounds of ``ROUND_EVALUATIONS`` x 2^k evaluations
     (k = 0, 1, ...; the last one cut by the budget), each from the best so
@@ -430,8 +437,9 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # Under a wall-clock limit the LB3 MIP's safety net takes at most 30% of it (as in
     # solve; LB3 then falls back to LB2, labelled), so that the limit bounds the run.
     t_lb = time.perf_counter()
-    bnds = bounds(instance) if time_limit_s is None else \
-        bounds(instance, safety_s=min(LB3_SAFETY_S, max(0.05, 0.3 * time_limit_s)))
+    bnds = bounds(instance, node_limit=lb3_nodes) if time_limit_s is None else \
+        bounds(instance, node_limit=lb3_nodes,
+               safety_s=min(LB3_SAFETY_S, max(0.05, 0.3 * time_limit_s)))
     bounds_s = time.perf_counter() - t_lb
     lb = bnds.lb_ns
     start = best_plan(coll, net, tm, intra_names())
@@ -458,7 +466,7 @@ def improve(instance: Instance, evaluations: int = 2000, cpsat_dtime_s: float | 
     # (after the chain, whose CP-SAT solve it must not change).
     dbl_ns, dbl_k = (0.0, 0) if not doubling or not linear_in_size(instance) \
         or no_time(1.0, 2 * bounds_s, "doubling_bound") else \
-        doubling_bound(instance, bnds.ag_order, (2,),
+        doubling_bound(instance, bnds.ag_order, (2,), node_limit=lb3_nodes,
                        **({} if end is None else
                           {"safety_s": min(LB3_SAFETY_S,
                                            max(0.05, 0.3 * (end - time.perf_counter())))}))

@@ -80,7 +80,8 @@ def _bounds(instance: Instance, data: ProblemData, given: Bounds | None,
         # takes at most 30% of the time limit unless the run must be reproducible.
         safety = LB3_SAFETY_S if params.deterministic else \
             min(LB3_SAFETY_S, max(0.05, 0.3 * params.time_limit_s))
-        return compute_bounds(instance, data.ag_order, data=data, safety_s=safety)
+        return compute_bounds(instance, data.ag_order, data=data, safety_s=safety,
+                              node_limit=params.lb3_nodes)
     if not isinstance(given, Bounds):
         raise InputError("not a Bounds", "bounds", type(given).__name__)
     if given.ag_order != data.ag_order:
@@ -269,7 +270,8 @@ def _doubling(instance: Instance, solver: str, params: SolverParams, lb: Bounds,
             left = params.time_limit_s - (time.perf_counter() - t0)
             safety = LB3_SAFETY_S if params.deterministic else \
                 min(LB3_SAFETY_S, max(0.05, 0.3 * left))
-            value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety)
+            value, k = doubling_bound(instance, params.ag_order, (2,), safety_s=safety,
+                                      node_limit=params.lb3_nodes)
             info["bound_ns"], info["bound_factor"] = value, k
             if value > lb.lb_ns:
                 lb = dataclasses.replace(lb, lb_ns=value)

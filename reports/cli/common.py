@@ -150,6 +150,28 @@ def int_arg(flag: str):
     return conv
 
 
+def add_lb3_nodes_arg(p: argparse.ArgumentParser) -> None:
+    """``--lb3-nodes N``: the LB3 MIP's node limit (its deterministic work limit; the
+    default, :data:`LB3_NODES_DEFAULT`, is :data:`solvers.params.LB3_NODE_LIMIT`, not
+    imported here to keep the CLI's start light: a test checks they agree)."""
+    p.add_argument("--lb3-nodes", type=int_arg("--lb3-nodes"), default=LB3_NODES_DEFAULT,
+                   metavar="N", help="branch-and-bound nodes of the LB3 MIP (default "
+                                     f"{LB3_NODES_DEFAULT}; deterministic): where it stops "
+                                     "at this limit, LB3 is the MIP's dual bound, labelled "
+                                     "node-limit; more nodes can prove a higher one")
+
+
+#: ``--lb3-nodes``' default: :data:`solvers.params.LB3_NODE_LIMIT` (tested equal).
+LB3_NODES_DEFAULT = 2000
+
+
+def check_lb3_nodes(args: argparse.Namespace) -> int:
+    """``--lb3-nodes``, checked (at least 1)."""
+    if args.lb3_nodes < 1:
+        raise InputError("must be at least 1", "--lb3-nodes", args.lb3_nodes)
+    return int(args.lb3_nodes)
+
+
 def float_arg(flag: str):
     """An argparse type: a number, with the flag named in the error."""
 

@@ -8,6 +8,8 @@ from typing import Any
 from reports.cli.common import (
     GANTT_HELP,
     add_instance_args,
+    add_lb3_nodes_arg,
+    check_lb3_nodes,
     check_output,
     float_arg,
     int_arg,
@@ -61,6 +63,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--sequence", action="store_true",
                    help="also start from list schedules of LB3's route mix (every dimension "
                         "from t = 0; solvers.sequence), where shorter than the portfolio's")
+    add_lb3_nodes_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -78,6 +81,7 @@ def cmd_improve(args: argparse.Namespace) -> int:
         raise InputError("must be a finite number >= 0", "--cpsat-dtime", args.cpsat_dtime)
     if args.seeds < 1:
         raise InputError("must be at least 1", "--seeds", args.seeds)
+    lb3_nodes = check_lb3_nodes(args)
     if not 0 <= args.target_gap < 1:
         raise InputError("must be a relative gap in [0, 1)", "--target-gap", args.target_gap)
     check_output(args.schedule_out, "--schedule-out")
@@ -98,7 +102,8 @@ def cmd_improve(args: argparse.Namespace) -> int:
                          time_limit_s=args.time_limit, seed=args.seed,
                          target_gap=args.target_gap, chain_dtime_s=args.chain_dtime,
                          chain_chunks=args.chain_chunks, doubling=args.doubling,
-                         latency0=args.latency0, seeds=args.seeds, sequence=args.sequence)
+                         latency0=args.latency0, seeds=args.seeds, sequence=args.sequence,
+                         lb3_nodes=lb3_nodes)
     if args.schedule_out and result.schedule is not None:
         result.schedule.save(args.schedule_out)
     if args.gantt and result.schedule is not None:

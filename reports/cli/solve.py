@@ -12,6 +12,8 @@ from typing import Any
 from reports.cli.common import (
     GANTT_HELP,
     add_instance_args,
+    add_lb3_nodes_arg,
+    check_lb3_nodes,
     check_output,
     float_arg,
     int_arg,
@@ -65,6 +67,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="cpsat: with per-hop latency or delays, do not solve the latency-0 "
                         "instance first (up to 75%% of the budget) for hints "
                         "replayed on this network")
+    add_lb3_nodes_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--schedule-out", metavar="FILE", help="write the schedule as JSON")
     p.add_argument("--gantt", metavar="FILE.png", help=GANTT_HELP)
@@ -73,6 +76,7 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p = sub.add_parser("bound", help="lower bounds LB0-LB3 on the makespan")
     add_instance_args(p)
     p.add_argument("--ag-order", default="reverse", help="reverse (default) | free")
+    add_lb3_nodes_arg(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_bound)
 
@@ -142,7 +146,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     params = SolverParams(time_limit_s=args.time_limit, ag_order=args.ag_order,
                           threads=args.threads, deterministic_time_s=args.deterministic_time,
                           node_limit=args.node_limit, seed=args.seed,
-                          latency0=args.latency0)
+                          latency0=args.latency0, lb3_nodes=check_lb3_nodes(args))
     with user_keys(inputs.keys):
         result = solve(instance, args.solver, params)
     if args.solver_log and result.solver_log is not None:
@@ -203,7 +207,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
     from solvers.bounds import bounds
 
-    b = bounds(instance, args.ag_order)
+    b = bounds(instance, args.ag_order, node_limit=check_lb3_nodes(args))
     if args.json:
         _print_json_for(b, instance)
         return 0

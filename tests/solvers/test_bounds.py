@@ -77,3 +77,53 @@ def test_bounds_on_large_instances_stop_at_the_node_limit() -> None:
 def test_bound_rejects_unknown_ag_order() -> None:
     with pytest.raises(InputError, match="AG order"):
         bounds(small(2, 2), "sideways")
+
+
+def _d4(chunks: int) -> Instance:
+    """D4 = Ring 4x2x4x2 @ 8/4/2/1 GB/s, 64 MiB, latency 0 (docs/solvers.md's frontier)."""
+    from topologies.network import Dimension, Network
+
+    dims = tuple(Dimension("Ring", n, bw, 0.0) for n, bw in ((4, 8), (2, 4), (4, 2), (2, 1)))
+    return Instance(Network(dims), 64 * MiB, chunks)
+
+
+#: D4 C = 32's optimum (proven by the audit of issue 26; 0.5 ns of float noise allowed).
+D4_C32_OPT_NS = 8_216_857.91
+
+
+def test_lb3_node_limit_is_monotone_and_proves_with_more_nodes() -> None:
+    """The LB3 MIP's node limit: a dual bound that never falls with more nodes, labelled
+    ``node-limit`` until it is proven (D4 C = 32: 1,210 nodes), and never above the
+    optimum. With the proven LB3 the D4 C = 32 optimum meets its bound."""
+    inst = _d4(32)
+    found = [bounds(inst, node_limit=n) for n in (1, 50, 400, 20_000)]
+    values = [b.lb3_ns for b in found]
+    assert values == sorted(values)
+    assert all(v <= D4_C32_OPT_NS + 0.5 for v in values)
+    assert [str(b.lb3_method) for b in found][:2] == ["node-limit", "node-limit"]
+    assert str(found[-1].lb3_method) == "optimal"
+    assert found[-1].lb3_ns == pytest.approx(D4_C32_OPT_NS, abs=0.5)
+    assert found[0].lb3_ns < found[-1].lb3_ns - 1_000  # the limit mattered here
+
+
+def test_lb3_nodes_reach_solve_and_improve() -> None:
+    """``SolverParams.lb3_nodes`` and ``improve(lb3_nodes=...)`` set the LB3 MIP's limit."""
+    from solvers import SolverParams, solve
+    from solvers.improve import improve
+
+    inst = _d4(32)
+    res = solve(inst, "cpsat", SolverParams(deterministic_time_s=0.01, lb3_nodes=1,
+                                            doubling=False))
+    assert res.meta["bounds"]["lb3_method"] == "node-limit"
+    assert res.meta["params"]["lb3_nodes"] == 1
+    imp = improve(inst, evaluations=0, lb3_nodes=1, doubling=False)
+    assert imp.lb3_method == "node-limit"
+    with pytest.raises(InputError, match="lb3_nodes"):
+        SolverParams(lb3_nodes=0)
+
+
+def test_cli_lb3_nodes_default_is_the_solvers() -> None:
+    from reports.cli.common import LB3_NODES_DEFAULT
+    from solvers.params import LB3_NODE_LIMIT
+
+    assert LB3_NODES_DEFAULT == LB3_NODE_LIMIT
