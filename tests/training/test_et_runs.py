@@ -83,6 +83,33 @@ def test_slots_and_ascending_ids_by_hand(tmp_path, capsys) -> None:
     assert data["end_ns"] == max(8000, max(5000, t) + t)
 
 
+def test_a_compute_node_of_zero_microseconds_takes_one_ns(tmp_path, capsys) -> None:
+    """``Workload::issue_replay`` starts a COMP_NODE's runtime at 1 ns and replaces it only
+    when ``duration_micros`` is not 0 (faithful conversion rounds short compute to 0 us).
+    Switch 4 @ 50 GB/s, 500 ns; compute a (id 0, 0 us), collective c (id 1, after a, 1 MiB
+    all-reduce), compute b (id 2, after c, 0 us), compute e (id 3, 2 us, no dependency).
+    a holds the compute slot 0..1, so e issues at 1 and ends at 2,001; c issues at 1 and
+    takes T = 7 d + 6 N(262,144) with N = floor(2 x 500 + 262,144 / 53.6870912) =
+    floor(1000 + 4882.8125) = 5,882 (ring, one split, no local-mem-bw): T = 35,362, so c
+    ends at 35,363 and b at 35,364; compute 1 + 2,000 + 1 = 2,002 ns, exposed 33,362. The
+    real 2.x binary printed exactly 35,364 and 33,362 on these traces."""
+    net = tmp_path / "net.yml"
+    net.write_text(NET_YAML)
+    system = tmp_path / "system.json"
+    system.write_text(json.dumps(SYSTEM))
+    nodes = [Node(0, "a", 4, duration_micros=0), _coll(1, [0], 1 << 20),
+             Node(2, "b", 4, data_deps=[1], duration_micros=0), Node(3, "e", 4, duration_micros=2)]
+    for rank in range(4):
+        write_et(Trace(GlobalMetadata(), nodes), tmp_path / f"t.{rank}.et")
+    code, out, err = _train(capsys, str(tmp_path / "t"), str(net), "--system", str(system),
+                            "--json")
+    assert code == 0, err
+    data = json.loads(out)
+    runs = {n["id"]: (n["issue_ns"], n["end_ns"]) for n in data["rank_classes"][0]["nodes"]}
+    assert runs == {0: (0, 1), 3: (1, 2001), 1: (1, 35_363), 2: (35_363, 35_364)}
+    assert (data["end_ns"], data["compute_ns"], data["exposed_comm_ns"]) == (35_364, 2002, 33_362)
+
+
 @pytest.mark.parametrize(("flag", "value"), [("--timing", "no-such-timing"), ("--passes", "2")])
 def test_what_is_not_modelled_yet_is_refused_in_one_line(tmp_path, capsys, flag, value) -> None:
     run = _runs()[0]

@@ -3,7 +3,8 @@
 ASTRA-sim 2.x gives every NPU one compute slot and one communication slot
 (``../shared/reference/astra-sim-2.x/training/README.md``, measured on the real
 binary): ready nodes (every dependency ended) issue in ascending node id, each
-when its slot is free; a ``COMP_NODE`` takes ``duration_micros`` x 1000 ns; a
+when its slot is free; a ``COMP_NODE`` takes ``duration_micros`` x 1000 ns (1 ns
+when that is 0: held-out runs of the binary, ``Workload::issue_replay``); a
 ``COMM_COLL_NODE`` holds the communication slot for exactly the time the same
 collective takes alone (the ``astra-sim-2`` timing through
 :func:`themis.astra2_run.simulate_astra2`, with the system file's splits,
@@ -49,6 +50,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from themis.simulator import SimResult
 
 NS_PER_MICRO = 1000
+#: What a ``COMP_NODE`` of 0 us takes in 2.x (``Workload::issue_replay`` starts from a
+#: runtime of 1 ns and replaces it only when ``duration_micros`` is not 0).
+ZERO_COMPUTE_NS = 1
 
 
 @dataclass(frozen=True)
@@ -249,7 +253,8 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
         kind, coll, size, mask, group = what[i]
         node = nodes[i]
         if kind == "compute":
-            dur = node.duration_micros * NS_PER_MICRO
+            # Workload::issue_replay: a COMP_NODE of 0 us takes 1 ns, not 0
+            dur = node.duration_micros * NS_PER_MICRO or ZERO_COMPUTE_NS
         elif group is not None:
             dur = colls.group_ns(node, coll, size, group, list(groups[group]),
                                  rank if rank is not None else 0)
