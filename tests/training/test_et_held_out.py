@@ -1,7 +1,7 @@
 """Held-out runs of the real ASTRA-sim 2.x binary (``tests/data/astra-sim-2.x/
 held-out-training.json``, our measurements): ETs that ``themis convert`` writes from 1.0
-workload files (raw as chakra's converter, or ``--faithful`` with ``involved_dim`` and
-communicator groups), on 1-D to 4-D networks and system files the R5 runs never
+workload files (raw as chakra's converter, ``--faithful`` with ``involved_dim`` and
+communicator groups, or ``--program``), on 1-D to 4-D networks and system files the R5 runs never
 exercised, regenerated here and trained under ``--timing astra-sim-2``: the end and the
 exposed communication the binary printed, to the ns."""
 
@@ -30,7 +30,7 @@ def _inputs(tmp_path: Path, run: dict) -> tuple[Path, Path, Path, Path]:
     system.write_text(json.dumps(run["system"]))
     (tmp_path / "et").mkdir()
     prefix = tmp_path / "et" / "w"
-    flags = [str(net) if a == "NETWORK" else a for a in run["convert"]]
+    flags = [{"NETWORK": str(net), "SYSTEM": str(system)}.get(a, a) for a in run["convert"]]
     assert main(["convert", str(workload), "--npus", str(run["npus"]), "--passes",
                  str(run["passes"]), "--out", str(prefix), *flags]) == 0
     return net, system, prefix, Path(f"{prefix}.comm_groups.json")
@@ -63,6 +63,7 @@ def test_the_runs_cover_what_r5_does_not() -> None:
     assert any("--no-comm-groups" in r["convert"] for r in RUNS)
     assert any("--faithful" in r["convert"] and "--no-comm-groups" not in r["convert"]
                for r in RUNS)
+    assert any("--program" in r["convert"] for r in RUNS)
     assert any(r["passes"] > 1 for r in RUNS) and len(RUNS) >= 30
 
 
