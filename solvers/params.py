@@ -39,7 +39,11 @@ class SolverParams:
     ``max_deterministic_time``: with one worker (``threads=1``, the default
     when it is set) the search, and so the result, is the same on any machine
     and load, as long as the wall-clock limit does not stop it first
-    (``Result.meta["stopped_by"]`` says which limit did). ``node_limit``
+    (``Result.meta["stopped_by"]`` says which limit did). With ``threads=N > 1``
+    and a deterministic time, CP-SAT runs its portfolio of N workers interleaved
+    (``interleave_search``: batches of tasks, synchronised between batches), which
+    is deterministic for a given N: the same result on any machine with the same N,
+    not the same as with another N (:attr:`search`). ``node_limit``
     (CBC and HiGHS only) is the MILP's branch-and-bound node limit, the
     MILPs' deterministic work limit (HiGHS has no deterministic time).
     ``lb3_nodes``: the LB3 MIP's node limit (its deterministic work limit, default
@@ -105,9 +109,6 @@ class SolverParams:
         cf = self.coarse_fraction
         if isinstance(cf, bool) or not isinstance(cf, int | float) or not 0 <= cf < 1:
             raise InputError("must be a number in [0, 1)", "coarse_fraction", cf)
-        if self.deterministic_time_s is not None and self.threads not in (None, 1):
-            raise InputError("a deterministic time needs one worker (threads = 1)",
-                             "threads", self.threads)
         if not isinstance(self.cpsat_parameters, Mapping):
             raise InputError("must be a mapping of CpSolver parameter names to values",
                              "cpsat_parameters", self.cpsat_parameters)
@@ -115,6 +116,20 @@ class SolverParams:
         if unknown:
             raise InputError("not a CpSolver parameter", "cpsat_parameters", unknown[0])
         object.__setattr__(self, "cpsat_parameters", dict(self.cpsat_parameters))
+
+    @property
+    def search(self) -> str:
+        """How CP-SAT searches (``Result.meta["search"]``): ``one worker`` and
+        ``interleaved, N workers`` reproduce on any machine (with a deterministic time);
+        ``N workers`` (parallel under a wall-clock limit) and ``default workers`` do not."""
+        workers = self.threads or (1 if self.deterministic_time_s is not None else None)
+        if workers == 1:
+            return "one worker"
+        if workers is None:
+            return "default workers"
+        if self.deterministic_time_s is not None:
+            return f"interleaved, {workers} workers"
+        return f"{workers} workers"
 
     @property
     def deterministic(self) -> bool:

@@ -208,7 +208,7 @@ def _solve(instance: Instance, solver: str, params: SolverParams | None,
         keep.update(cands)
     best = best_hint(data, cands, params.symmetry)
     meta.update(bounds=lb.to_dict(), hint=None if best is None else best.name,
-                params=params.to_dict())
+                params=params.to_dict(), search=params.search)
     problem = Problem(data, run_params, lb, best, t0 + params.time_limit_s, Retimer(data),
                       solver)
     ref_ns = {name: s.makespan_ns for name, s in cands.items()}

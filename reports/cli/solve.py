@@ -48,7 +48,8 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "runs and a --time-limit given too stops only the search)")
     p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                    default=None, metavar="UNITS",
-                   help="cpsat only: CP-SAT's deterministic time limit on one worker, so "
+                   help="cpsat only: CP-SAT's deterministic time limit (one worker, or "
+                        "--threads N interleaved), so "
                         "the result is the same on any machine (a --time-limit given too "
                         "may stop it first; the output says which limit stopped the solve)")
     p.add_argument("--node-limit", type=int_arg("--node-limit"), default=None, metavar="N",
@@ -62,7 +63,10 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="reverse (AG along the reversed route, default) | free "
                         "(each chunk picks its AG order)")
     p.add_argument("--threads", type=int_arg("--threads"), default=None, metavar="N",
-                   help="solver threads/workers (default: the solver's choice)")
+                   help="solver threads/workers (default: the solver's choice; with "
+                        "--deterministic-time, CP-SAT's N workers interleaved in "
+                        "deterministic batches: the same result on any machine for the "
+                        "same N, not across N; --json's meta.search says which)")
     p.add_argument("--no-latency0", dest="latency0", action="store_false",
                    help="cpsat: with per-hop latency or delays, do not solve the latency-0 "
                         "instance first (up to 75%% of the budget) for hints "
@@ -105,9 +109,6 @@ def _check_work_limits(args: argparse.Namespace) -> None:
             raise InputError(f"applies to --solver {' or '.join(dtime)} only (the MILPs: "
                              "--node-limit)",
                              "--deterministic-time", args.deterministic_time)
-        if args.threads not in (None, 1):
-            raise InputError("a deterministic time needs one worker", "--threads",
-                             args.threads)
     if args.node_limit is not None:
         if args.node_limit < 1:
             raise InputError("must be at least 1", "--node-limit", args.node_limit)

@@ -362,7 +362,7 @@ def _check_params_table(values: dict[str, Any], where: str, file: str,
 def _check_solver_options(opts: dict[str, Any], solvers_used: list[str], g: str,
                           file: str) -> None:
     """The grid's time limit, threads and each solver's parameters together (e.g. a
-    deterministic time needs one worker)."""
+    limit given to a solver that has no such limit)."""
     from reports.methods import IMPROVE, params_for
     from solvers.solve import check_params
 

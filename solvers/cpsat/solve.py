@@ -165,7 +165,9 @@ def _configure(solver, problem: Problem, scaled: Scaled, wall_s: float,
     prm.max_time_in_seconds = max(0.01, wall_s)
     if det_s is not None:
         prm.max_deterministic_time = det_s
-        prm.num_workers = 1
+        prm.num_workers = p.threads or 1
+        # N workers in deterministic batches (SolverParams.search): reproducible per N.
+        prm.interleave_search = prm.num_workers > 1
     elif p.threads is not None:
         prm.num_workers = p.threads
     prm.random_seed = p.seed

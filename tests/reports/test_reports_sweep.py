@@ -307,9 +307,11 @@ def test_spec_solver_params_are_checked_and_stored(tmp_path: Path) -> None:
         with pytest.raises(InputError) as err:
             load_spec(bad)
         assert err.value.field == key and err.value.file == str(bad)
-    # a deterministic time needs one worker: refused with the spec's own key
-    bad = write(tmp_path / "bad.toml", base.replace("threads = 1", "threads = 2").replace(
+    # a deterministic time with two workers: CP-SAT's interleaved search (reproducible)
+    two = write(tmp_path / "two.toml", base.replace("threads = 1", "threads = 2").replace(
         "[solver_params]\n", "[solver_params]\ndeterministic_time_s = 2\n"))
+    assert load_spec(two)
+    bad = write(tmp_path / "bad.toml", base.replace("threads = 1", "threads = 0"))
     with pytest.raises(InputError) as err:
         load_spec(bad)
     assert err.value.field == "threads"

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solvers import Result, backend_names, solve
+from solvers import Result, SolverParams, backend_names, solve
 from solvers.grading import PROOF_TOL
 from tests.solvers.solver_cases import GiB, MiB, binary_network, large, small, two_dim_network
 from tests.solvers.test_bounds import ONE_CHUNK_NS
@@ -132,7 +132,6 @@ def test_result_to_dict_is_json_ready() -> None:
     ({"ag_order": "sideways"}, "ag_order"),
     ({"time_limt_s": 5}, "time_limt_s"),
     ({"deterministic_time_s": -1}, "deterministic_time_s"),
-    ({"deterministic_time_s": 1.0, "threads": 2}, "threads"),
     ({"node_limit": 10}, "node_limit"),  # a MILP limit given to CP-SAT
     ({"solver": "cbc", "deterministic_time_s": 1.0}, "deterministic_time_s"),
     ({"cpsat_parameters": {"no_such_field": 1}}, "cpsat_parameters"),
@@ -193,3 +192,18 @@ def test_property_bounds_optimum_themis(net: Network, chunks: int, size_mib: int
     if rev.status == "optimal":  # proven: within the scaling error or PROOF_TOL of a bound
         assert rev.makespan_ns <= rev.lower_bound_ns * (1 + PROOF_TOL) \
             + rev.scaling_error_ns + 1e-6
+
+
+def test_threads_with_deterministic_time_interleave_reproducibly() -> None:
+    """Two workers and a deterministic time: CP-SAT's interleaved search, labelled, and
+    the same answer twice (reproducible for a given number of workers)."""
+    inst = Instance(two_dim_network(), 64 * MiB, 4)
+    params = SolverParams(deterministic_time_s=0.2, threads=2, doubling=False)
+    first, second = (solve(inst, "cpsat", params) for _ in range(2))
+    assert first.meta["search"] == "interleaved, 2 workers"
+    assert first.makespan_ns == second.makespan_ns
+    assert first.lower_bound_ns == second.lower_bound_ns
+    assert str(first.status) == str(second.status)
+    assert first.valid
+    assert SolverParams(deterministic_time_s=1.0).search == "one worker"
+    assert SolverParams(threads=4).search == "4 workers"

@@ -91,7 +91,6 @@ def test_bound_human_output(capsys, network: str) -> None:
     (["bound", "{net}", "--ag-order", "sideways"], "--ag-order"),
     (["solve", "{net}", "--chunks", "0"], "--chunks"),
     (["solve", "{net}", "--solver", "cbc", "--deterministic-time", "1"], "--deterministic-time"),
-    (["solve", "{net}", "--deterministic-time", "1", "--threads", "2"], "--threads"),
     (["solve", "{net}", "--node-limit", "10"], "--node-limit"),
     (["solve", "{net}", "--chunks", "40000"], "too large"),
     (["bound", "{net}", "--size", "12 parsecs"], "size"),
