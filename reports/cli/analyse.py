@@ -15,8 +15,8 @@ from reports.cli.common import (
     DEFAULT_CHUNKS,
     add_instance_args,
     check_output,
-    float_arg,
     int_arg,
+    positive_arg,
     resolve_inputs,
     wall_limit_s,
 )
@@ -76,7 +76,8 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
                    help=f"comma-separated solvers (default {solvers or 'every solver'}; "
                         "'' for none)")
     if dtime_s is None:  # compare: a deterministic budget lifts the default wall limit
-        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+        p.add_argument("--time-limit", type=positive_arg("--time-limit",
+                       " of seconds"), default=None,
                        metavar="SECONDS",
                        help="wall clock for the whole command: the bounds and the "
                             "policies run first (bounded work), then the solvers share "
@@ -85,17 +86,20 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
                             "search), and a solver reached after it is not started (its "
                             f"row says so) (default {time_limit_s:g} per solver; with "
                             "--deterministic-time none, so the budget alone stops CP-SAT)")
-        p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+        p.add_argument("--deterministic-time", type=positive_arg("--deterministic-time",
+                       " of seconds"),
                        default=None, metavar="SECONDS",
                        help="CP-SAT's deterministic time limit per solver task, with one "
                             "worker: the same result on any machine and load")
     else:  # spec: written to the spec
-        p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+        p.add_argument("--time-limit", type=positive_arg("--time-limit",
+                       " of seconds"), default=None,
                        metavar="SECONDS",
                        help=f"per solver task, wall clock (default: none in effect when every "
                             f"solver has a deterministic budget, so the numbers reproduce on "
                             f"any machine; else {time_limit_s:g})")
-        p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+        p.add_argument("--deterministic-time", type=positive_arg("--deterministic-time",
+                       " of seconds"),
                        default=dtime_s, metavar="SECONDS",
                        help="CP-SAT's deterministic time limit per solver task, one worker, "
                             f"written to [solver_params.cpsat] (default {dtime_s:g}; 0: "
@@ -219,9 +223,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
         n_solvers = len(solvers) if solvers is not None else len(backend_names())
         args.time_limit = wall_limit_s(args.deterministic_time is not None,
                                        10.0 * max(n_solvers, 1))
-    if not (args.time_limit > 0):
-        raise InputError("must be a positive number of seconds", "--time-limit",
-                         args.time_limit)
     deadline = time.monotonic() + args.time_limit
     if args.threads is not None and args.threads < 1:
         raise InputError("must be at least 1", "--threads", args.threads)
@@ -290,9 +291,6 @@ def cmd_spec(args: argparse.Namespace) -> int:
     if args.time_limit is None:
         budgeted = {n for n, p in (params or {}).items() if p}
         args.time_limit = wall_limit_s(all(str(n) in budgeted for n in solvers), SPEC_WALL_S)
-    if not args.time_limit > 0:
-        raise InputError("must be a positive number of seconds", "--time-limit",
-                         args.time_limit)
     if args.endpoint_delay is None:
         args.endpoint_delay = f"{default_endpoint_delay_ns(timings):g}"
     delays = _numbers(args.endpoint_delay, "--endpoint-delay", float)
@@ -353,9 +351,6 @@ def _solver_params(args: argparse.Namespace) -> dict[str, Any] | None:
     """The solver parameters the flags ask for (checked by the solvers)."""
     if args.deterministic_time is None:
         return None
-    if not args.deterministic_time > 0:
-        raise InputError("must be a positive number of seconds", "--deterministic-time",
-                         args.deterministic_time)
     return {"deterministic_time_s": args.deterministic_time}
 
 

@@ -184,6 +184,20 @@ def float_arg(flag: str):
     return conv
 
 
+def positive_arg(flag: str, unit: str = ""):
+    """An argparse type: a positive finite number (``unit``, e.g. ``" of seconds"``, ends
+    the message), with the flag and the value named in the one-line error. The one check
+    of every time limit, budget and scale flag."""
+
+    def conv(text: str) -> float:
+        value = float_arg(flag)(text)
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{flag} = {value!r}: must be a "
+                                             f"positive number{unit}")
+        return value
+    return conv
+
+
 #: The command's input files (resolved), which no output of the same command may name.
 _INPUT_FILES: set[str] = set()
 #: The arguments that name a command's input files.

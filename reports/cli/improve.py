@@ -13,6 +13,7 @@ from reports.cli.common import (
     check_output,
     float_arg,
     int_arg,
+    positive_arg,
     resolve_inputs,
     user_keys,
 )
@@ -34,7 +35,8 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     p.add_argument("--cpsat-dtime", type=float_arg("--cpsat-dtime"), default=None,
                    metavar="S", help="CP-SAT deterministic time, one worker (default 0 = no "
                                      "CP-SAT; with --time-limit CP-SAT gets the second half)")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+    p.add_argument("--time-limit", type=positive_arg("--time-limit",
+                       " of seconds"), default=None,
                    metavar="S", help="wall-clock limit of the whole run (results then "
                                      "depend on the machine): the local search gets the "
                                      "first half when CP-SAT runs, CP-SAT (and the chain, the "
@@ -72,9 +74,6 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
 
 def cmd_improve(args: argparse.Namespace) -> int:
     """``themis improve``."""
-    if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
-        raise InputError("must be a positive number of seconds", "--time-limit",
-                         args.time_limit)
     if args.evaluations is not None and args.evaluations < 0:
         raise InputError("must be at least 0", "--evaluations", args.evaluations)
     if args.cpsat_dtime is not None and not 0 <= args.cpsat_dtime < float("inf"):

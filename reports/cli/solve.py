@@ -15,8 +15,8 @@ from reports.cli.common import (
     add_lb3_nodes_arg,
     check_lb3_nodes,
     check_output,
-    float_arg,
     int_arg,
+    positive_arg,
     resolve_inputs,
     user_keys,
     wall_limit_s,
@@ -34,7 +34,8 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
     add_instance_args(p)
     p.add_argument("--solver", default="cpsat",
                    help="cpsat (default) | cbc | highs")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"),
+    p.add_argument("--time-limit", type=positive_arg("--time-limit",
+                       " of seconds"),
                    default=None, metavar="SECONDS",
                    help="wall-clock seconds for the whole solve: lower bounds, hint "
                         "simulations, the latency-0 and C/2 sub-solves, model building and "
@@ -46,7 +47,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         f"(default {DEFAULT_TIME_LIMIT_S:g}; with --deterministic-time or "
                         "--node-limit none, so the result reproduces: every phase then "
                         "runs and a --time-limit given too stops only the search)")
-    p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
+    p.add_argument("--deterministic-time",
+                   type=positive_arg("--deterministic-time",
+                       " of deterministic seconds"),
                    default=None, metavar="UNITS",
                    help="cpsat only: CP-SAT's deterministic time limit (one worker, or "
                         "--threads N interleaved), so "
@@ -102,9 +105,6 @@ def _with_limit(work_limit: str) -> list[str]:
 
 def _check_work_limits(args: argparse.Namespace) -> None:
     if args.deterministic_time is not None:
-        if not args.deterministic_time > 0 or args.deterministic_time == float("inf"):
-            raise InputError("must be a positive number", "--deterministic-time",
-                             args.deterministic_time)
         if args.solver not in (dtime := _with_limit("deterministic_time_s")):
             raise InputError(f"applies to --solver {' or '.join(dtime)} only (the MILPs: "
                              "--node-limit)",
@@ -130,9 +130,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.time_limit is None:
         deterministic = args.deterministic_time is not None or args.node_limit is not None
         args.time_limit = wall_limit_s(deterministic, DEFAULT_TIME_LIMIT_S)
-    if not args.time_limit > 0 or args.time_limit == float("inf"):
-        raise InputError("must be a positive number of seconds", "--time-limit",
-                         args.time_limit)
     if args.threads is not None and args.threads < 1:
         raise InputError("must be at least 1", "--threads", args.threads)
     check_output(args.schedule_out, "--schedule-out")

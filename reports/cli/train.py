@@ -23,10 +23,10 @@ from reports.cli.common import (
     add_network_args,
     check_output,
     defaults_note,
-    float_arg,
     int_arg,
     load_network,
     load_system,
+    positive_arg,
     source_key,
     user_keys,
 )
@@ -78,9 +78,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                         "(astra-sim-2 times single collectives only: refused here)")
     p.add_argument("--chunks", type=int_arg("--chunks"), default=None,
                    help=f"chunks per collective ({CHUNKS_DEFAULT_HELP})")
-    p.add_argument("--comm-scale", type=float_arg("--comm-scale"), default=None, metavar="X",
+    p.add_argument("--comm-scale", type=positive_arg("--comm-scale"), default=None, metavar="X",
                    help="multiply every collective size (ASTRA-sim's --comm-scale, default 1)")
-    p.add_argument("--compute-scale", type=float_arg("--compute-scale"), default=None,
+    p.add_argument("--compute-scale", type=positive_arg("--compute-scale"), default=None,
                    metavar="X", help="multiply every compute time (default 1)")
     p.add_argument("--compare", action="store_true",
                    help="also run baseline / FIFO and print the speed-up over it")
@@ -88,12 +88,14 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="also solve the iteration exactly (CP-SAT over every chunk's route "
                         "and every dimension's order; small iterations only, larger ones "
                         "are refused)")
-    p.add_argument("--solve-budget", type=float_arg("--solve-budget"), default=None,
+    p.add_argument("--solve-budget", type=positive_arg("--solve-budget",
+                       " of deterministic seconds"), default=None,
                    metavar="S", help="CP-SAT deterministic time for --solve (default 20): "
                                      "it bounds the search on any machine, as the size "
                                      "cap (refused up front) bounds the model; without "
                                      "--time-limit the answer reproduces on any machine")
-    p.add_argument("--time-limit", type=float_arg("--time-limit"), default=None,
+    p.add_argument("--time-limit", type=positive_arg("--time-limit",
+                       " of seconds"), default=None,
                    metavar="SECONDS",
                    help="wall-clock limit of --solve (model build and search), on top of "
                         "--solve-budget; a search it stops is labelled stopped_by 'wall', "
@@ -202,10 +204,6 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
     for flag, value, low in checks:
         if value is not None and value < low:
             raise InputError(f"must be at least {low}", flag, value)
-    for flag, value in (("--comm-scale", args.comm_scale),
-                        ("--compute-scale", args.compute_scale)):
-        if value is not None and not 0 < value < float("inf"):
-            raise InputError("must be a positive number", flag, value)
     from themis.timing import timing_meaning, timing_names
 
     if args.timing is not None and args.timing in timing_names() \
@@ -230,9 +228,6 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.time_limit is not None and not args.solve:
         raise InputError("only limits --solve; add --solve", "--time-limit", args.time_limit)
-    if args.time_limit is not None and not 0 < args.time_limit < float("inf"):
-        raise InputError("must be a positive number of seconds", "--time-limit",
-                         args.time_limit)
     if is_et_source(args.workload):
         from reports.cli.train_et import train_et
 
@@ -303,8 +298,6 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         from solvers.iteration import DETERMINISTIC_S, solve_iteration
 
         budget = args.solve_budget if args.solve_budget is not None else DETERMINISTIC_S
-        if not budget > 0:
-            raise InputError("must be a positive number", "--solve-budget", budget)
         solved = solve_iteration(workload, network, config, deterministic_s=budget,
                                  time_limit_s=args.time_limit)
     baseline = None
