@@ -15,6 +15,7 @@ from reports.cli.common import (
     DEFAULT_CHUNKS,
     add_instance_args,
     check_output,
+    float_arg,
     int_arg,
     positive_arg,
     resolve_inputs,
@@ -98,8 +99,7 @@ def _add_methods(p: argparse.ArgumentParser, solvers: str | None, time_limit_s: 
                        help=f"per solver task, wall clock (default: none in effect when every "
                             f"solver has a deterministic budget, so the numbers reproduce on "
                             f"any machine; else {time_limit_s:g})")
-        p.add_argument("--deterministic-time", type=positive_arg("--deterministic-time",
-                       " of seconds"),
+        p.add_argument("--deterministic-time", type=float_arg("--deterministic-time"),
                        default=dtime_s, metavar="SECONDS",
                        help="CP-SAT's deterministic time limit per solver task, one worker, "
                             f"written to [solver_params.cpsat] (default {dtime_s:g}; 0: "
