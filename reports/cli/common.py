@@ -336,3 +336,33 @@ def resolve_inputs(args: argparse.Namespace) -> Inputs:
     chunks_key = source_key(args.chunks, "--chunks", "preferred-dataset-splits",
                             system.source if system.chunks is not None else "")
     return Inputs(network, system, size, chunks, float(delay), chunks_key)
+
+
+def print_solved(end_ns: float, solved: Any, unit: str = "us") -> None:
+    """The exact iteration (``--solve``) beside the policy's run that ended at ``end_ns``,
+    times in ``unit`` (``us`` for 1.0 workloads, ``ns`` for Chakra traces)."""
+    from reports.formatting import format_table
+
+    print()
+    best = solved.makespan_ns
+
+    def t(ns: float) -> object:
+        return ns / 1e3 if unit == "us" else f"{ns:,.0f}"
+
+    status = str(solved.status) + (f" ({solved.reason})" if solved.reason else "")
+    rows: list[list[object]] = [
+            ["status", status],
+            [f"exact model end ({unit})" if str(solved.status) == "optimal" else
+             f"best schedule found ({unit})", "-" if best is None else t(best)],
+            [f"proven lower bound ({unit})", t(solved.lower_bound_ns)],
+            [f"{'window' if unit == 'us' else 'iteration'} bound ({unit})",
+             t(solved.iteration_bound_ns)]]
+    if solved.scaling_error_ns:
+        rows.append(["scaling error (ns)", f"{solved.scaling_error_ns:.3f}"])
+    if best:
+        rows.append(["policy end / exact" if str(solved.status) == "optimal" else
+                     "policy end / best found", f"{end_ns / best:.4f}"])
+    rows.append(["model size", f"{solved.collectives} collectives, {solved.chunks} chunks, "
+                               f"{solved.intervals} optional stage intervals"])
+    rows.append(["solve wall time (s)", f"{solved.runtime_s:.2f}"])
+    print(format_table(["exact iteration (--solve)", "value"], rows))

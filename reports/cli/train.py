@@ -27,6 +27,7 @@ from reports.cli.common import (
     load_network,
     load_system,
     positive_arg,
+    print_solved,
     source_key,
     user_keys,
 )
@@ -86,8 +87,9 @@ def register(sub: argparse._SubParsersAction, parser_class: type) -> None:
                    help="also run baseline / FIFO and print the speed-up over it")
     p.add_argument("--solve", action="store_true",
                    help="also solve the iteration exactly (CP-SAT over every chunk's route "
-                        "and every dimension's order; small iterations only, larger ones "
-                        "are refused)")
+                        "and every dimension's order, and on Chakra traces every slot's "
+                        "order; small iterations only, larger ones are refused; on traces "
+                        "under astra-sim-2 or astra-sim-1.0 only)")
     p.add_argument("--solve-budget", type=positive_arg("--solve-budget",
                        " of deterministic seconds"), default=None,
                    metavar="S", help="CP-SAT deterministic time for --solve (default 20): "
@@ -228,6 +230,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     if args.time_limit is not None and not args.solve:
         raise InputError("only limits --solve; add --solve", "--time-limit", args.time_limit)
+    if args.solve_budget is not None and not args.solve:
+        raise InputError("only limits --solve; add --solve", "--solve-budget",
+                         args.solve_budget)
     if is_et_source(args.workload):
         from reports.cli.train_et import train_et
 
@@ -336,29 +341,8 @@ def _train(args: argparse.Namespace, overrides: dict[str, Any], workload, networ
         return 0
     _print_text(workload, network, result.config, result, baseline, defaults_note(system))
     if solved is not None:
-        _print_solved(result, solved)
+        print_solved(result.end_ns, solved)  # reports.cli.common
     return 0
-
-
-def _print_solved(result, solved) -> None:
-    """The exact iteration beside the policy's run."""
-    print()
-    best = solved.makespan_ns
-    status = str(solved.status) + (f" ({solved.reason})" if solved.reason else "")
-    rows: list[list[object]] = [
-            ["status", status],
-            ["exact model end (us)" if str(solved.status) == "optimal" else
-             "best schedule found (us)", "-" if best is None else _us(best)],
-            ["proven lower bound (us)", _us(solved.lower_bound_ns)],
-            ["window bound (us)", _us(solved.iteration_bound_ns)]]
-    if solved.scaling_error_ns:
-        rows.append(["scaling error (ns)", f"{solved.scaling_error_ns:.3f}"])
-    if best:
-        rows.append(["policy end / exact", f"{result.end_ns / best:.4f}"])
-    rows.append(["model size", f"{solved.collectives} collectives, {solved.chunks} chunks, "
-                               f"{solved.intervals} optional stage intervals"])
-    rows.append(["solve wall time (s)", f"{solved.runtime_s:.2f}"])
-    print(format_table(["exact iteration (--solve)", "value"], rows))
 
 
 def _us(ns: float) -> float:

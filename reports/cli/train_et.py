@@ -1,9 +1,10 @@
 """``themis train`` on Chakra execution traces (a prefix, folder or ``.et`` file).
 
 One iteration under ASTRA-sim 2.x's semantics (:func:`themis.training.et_run.simulate_et`):
-the end, compute, exposed communication and slot bound, ``--compare`` against 2.x's own
-baseline / FIFO, each rank class's end where ranks differ, ``--json`` with every node's
-issue and end, ``--timeline``. The flags are ``themis train``'s (:mod:`reports.cli.train`).
+the end, compute, exposed communication, slot bound and iteration bound, ``--compare``
+against 2.x's own baseline / FIFO, ``--solve`` (the exact optimum under 2.x's slots,
+:mod:`solvers.iteration.et`), each rank class's end where ranks differ, ``--json`` with every
+node's issue and end, ``--timeline``. The flags are ``themis train``'s (:mod:`reports.cli.train`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from reports.cli.common import (
     check_output,
     load_network,
     load_system,
+    print_solved,
 )
 from reports.formatting import format_table, print_json
 from topologies.errors import InputError
@@ -44,10 +46,11 @@ def train_et(args: argparse.Namespace) -> int:
         if value is not None:
             raise InputError("not taken with Chakra traces yet (a trace holds its passes, "
                              "sizes and compute times)", flag, value)
+    budget = None
     if args.solve:
-        raise InputError("not taken with Chakra traces yet (the exact iteration model and "
-                         "the window bound replay 1.0 workload loops; an ET run gives its "
-                         "slot bound, lower_bound_ns)", "--solve", True)
+        from solvers.iteration import DETERMINISTIC_S
+
+        budget = args.solve_budget if args.solve_budget is not None else DETERMINISTIC_S
     check_output(args.timeline, "--timeline", figure=True)
     network = load_network(args.network)
     # Without --system: ASTRA-sim 2.x's own defaults (endpoint delay 10, localBWAware,
@@ -70,6 +73,12 @@ def train_et(args: argparse.Namespace) -> int:
     if args.compare:  # 2.x's own baseline / FIFO on the same traces and timing
         baseline = simulate_et(traces, network, system, names, groups, BASELINE["policy"],
                                BASELINE["intra"], timing)
+    solved = None
+    if budget is not None:
+        from solvers.iteration.et import solve_et
+
+        solved = solve_et(traces, network, result, timing, names, groups,
+                          deterministic_s=budget, time_limit_s=args.time_limit)
     compared = {} if baseline is None else {
         "baseline_end_ns": baseline.end_ns,
         "speedup_over_baseline": baseline.end_ns / result.end_ns if result.end_ns else None}
@@ -83,7 +92,7 @@ def train_et(args: argparse.Namespace) -> int:
         print_json({"workload": str(args.workload), "format": "chakra-et",
                     "timing": timing, "policy": policy, "intra": intra, "npus": network.npus,
                     "splits": system.chunks, "runtime_s": runtime_s, **result.to_dict(),
-                    **compared})
+                    **compared, **({} if solved is None else {"solve": solved.to_dict()})})
         return 0
     nodes = sum(len(n) for _, n in result.classes)
     print(f"{args.workload}: {result.ranks} ranks ({len(result.classes)} rank classes, "
@@ -117,4 +126,6 @@ def train_et(args: argparse.Namespace) -> int:
         print(format_table(["ranks", "nodes", "end (ns)"], [
             [ranks_label(ranks), len(nodes), f"{end:,}"] for ranks, nodes, end in ends]))
     print("(every node's issue and end: --json; both slots over time: --timeline FILE)")
+    if solved is not None:
+        print_solved(result.end_ns, solved, "ns")
     return 0

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, cast
@@ -40,7 +41,7 @@ from solvers.result import Status
 from themis.disciplines.replay import Replay
 from themis.engine import Engine
 from themis.plans import Plan
-from themis.program import Node, Program
+from themis.program import Node, NodeKind, Program
 from themis.timing import make_timing
 from themis.training.bound import Alternatives, iteration_bound
 from themis.training.compile10 import compile_workload
@@ -120,6 +121,47 @@ def _engine(s: _Setup) -> Engine:
                   kind.rules())
 
 
+#: One chunk's alternatives: (plan, [(dimension, duration ns)]).
+Options = list[tuple[Plan, list[tuple[int, float]]]]
+#: A replay of an answer: (plans per collective, per-dimension orders, node starts in
+#: ticks) -> the end it gives (``None`` if the orders deadlock).
+ReplayFn = Callable[[list[list[Plan]], dict[int, list[tuple[int, int, int]]], dict[int, int]],
+                    float | None]
+
+
+@dataclass
+class IterationProblem:
+    """What the exact model solves: a program graph (:class:`themis.program.Program`) and,
+    per collective node in order, each chunk's alternatives or a fixed time.
+
+    ``options[c][j]``: the alternatives of chunk j of collective c (none for a collective
+    in ``fixed_ns``, whose time no schedule changes, e.g. a communicator group 2.x
+    flattens); ``updates[c]``: its finish delay. ``slots``: ASTRA-sim 2.x's slots (one
+    compute node and one collective at a time, a collective holding its slot from its
+    issue to its end, :mod:`themis.training.et_run`); otherwise compute nodes run as
+    the program orders them (one thread: :func:`~solvers.iteration.trace.program_trace`)
+    and collectives overlap. ``bound_ns``: a lower bound of the makespan (the window
+    bound). ``hint``: a known schedule's stages ``(dim, collective, chunk, start ns)``,
+    its node starts (ns) and end (a cap when every duration is whole ns). ``replay``
+    re-times an answer."""
+
+    program: Program
+    options: list[list[Options]]
+    #: Each chunk's size (chunks of one size are interchangeable).
+    sizes: list[list[float]]
+    updates: list[float]
+    k: int
+    bound_ns: float
+    replay: ReplayFn
+    fixed_ns: dict[int, float] = field(default_factory=dict)
+    slots: bool = False
+    hint_stages: list[tuple[int, int, int, float]] = field(default_factory=list)
+    hint_starts: dict[int, float] = field(default_factory=dict)
+    hint_end_ns: float | None = None
+    #: The refusal of a model above the cap: (what to reduce, field, value).
+    too_large: tuple[str, str, object] = ("chunks or layers", "chunks", None)
+
+
 def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
                     deterministic_s: float = DETERMINISTIC_S,
                     max_intervals: int = MAX_INTERVALS,
@@ -132,9 +174,16 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     when given, at ``time_limit_s`` wall-clock seconds for the whole call (model
     build included), whichever comes first; ``stopped_by`` says which
     (``deterministic`` or ``wall``)."""
-    from ortools.sat.python import cp_model
-
     t0 = time.perf_counter()
+    problem = iteration_problem(workload, network, cfg, max_intervals)
+    return solve_program(problem, deterministic_s, max_intervals, time_limit_s, t0)
+
+
+def iteration_problem(workload: Workload, network: Network, cfg: TrainingConfig,
+                      max_intervals: int = MAX_INTERVALS) -> IterationProblem:
+    """The :class:`IterationProblem` of ``workload``'s iteration (its compiled program, one
+    thread, no slots; the window bound; the best of :data:`HINT_POLICIES` as hint and cap);
+    refusals as :func:`solve_iteration`."""
     s = _setup(workload, network, cfg)
     k = cfg.active_chunks
     if k > 1 and make_timing(cfg.timing, s.lnet, None, cfg.endpoint_delay_ns).shares_bandwidth:
@@ -148,38 +197,77 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
         (str(n.collective), cfg.run_kind.chunk_sizes(n.size_bytes, cfg.chunks),
          involved(s.lnet, tuple(n.mask or ())), n.finish_delay_ns)
         for n in s.program.collectives]
-    trace: Trace = program_trace(s.program)
     # Alternatives of every chunk: (plan, [(dim, duration ns)]).
-    options: list[list[list[tuple[Plan, list[tuple[int, float]]]]]] = []
-    n_int = 0
+    options: list[list[Options]] = []
     for kind, sizes, dims, _ in found:
         kind_plans = alts.plans(kind, dims)
         per = []
         for size in sizes:
             opts = [(p, [(d, t) for d, t, _ in alts.steps(kind, p, float(size))])
                     for p in kind_plans]
-            n_int += sum(len(st) for _, st in opts)
             per.append(opts)
         options.append(per)
-    nchunks = sum(len(sz) for _, sz, _, _ in found)
-    if n_int > max_intervals:
-        raise InputError(f"too large for the exact iteration model ({n_int} optional stage "
-                         f"intervals over {len(found)} collectives and {nchunks} chunks, at most "
-                         f"{max_intervals}); use fewer chunks or layers", "chunks", cfg.chunks)
+    check_size(options, max_intervals, ("chunks or layers", "chunks", cfg.chunks))
     lb_iter = iteration_bound(s.program, s.lnet, cfg, s.timings, False)
     hint = _best_policy(workload, network, cfg)
+    problem = IterationProblem(
+        s.program, options, [[float(x) for x in sz] for _, sz, _, _ in found],
+        [float(u) for *_, u in found], k, lb_iter,
+        lambda plans, orders, _starts: replay_iteration(workload, network, cfg, plans, orders),
+        hint_stages=[(d, c, j, start) for d, c, j, start, _ in hint.timeline.stages],
+        hint_end_ns=float(hint.end_ns))
+    return problem
+
+
+def check_size(options: list[list[Options]], max_intervals: int,
+               too_large: tuple[str, str, object]) -> int:
+    """The optional stage intervals of ``options``; refuses more than ``max_intervals``
+    in one line (``too_large``: what to reduce, the field and its value)."""
+    n_int = sum(len(st) for per in options for opts in per for _, st in opts)
+    if n_int > max_intervals:
+        nchunks = sum(len(per) for per in options)
+        what, key, value = too_large
+        raise InputError(f"too large for the exact iteration model ({n_int} optional stage "
+                         f"intervals over {len(options)} collectives and {nchunks} chunks, at "
+                         f"most {max_intervals}); use fewer {what}", key, value)
+    return n_int
+
+
+def solve_program(problem: IterationProblem, deterministic_s: float = DETERMINISTIC_S,
+                  max_intervals: int = MAX_INTERVALS, time_limit_s: float | None = None,
+                  t0: float | None = None) -> IterationResult:
+    """The optimum of ``problem`` (:class:`IterationProblem`): the CP-SAT model of the module
+    docstring over its program graph, with 2.x's slots when ``problem.slots``; limits and
+    status as :func:`solve_iteration` (``t0``: when the call's wall clock started)."""
+    from ortools.sat.python import cp_model
+
+    t0 = time.perf_counter() if t0 is None else t0
+    options, k = problem.options, problem.k
+    n_int = check_size(options, max_intervals, problem.too_large)
+    nchunks = sum(len(per) for per in options)
+    lb_iter = problem.bound_ns
+    found = problem.updates
+    fixed = problem.fixed_ns
+    slots = problem.slots
+    trace: Trace | None = None if slots else program_trace(problem.program)
 
     durations = [t for per in options for opts in per for _, st in opts for _, t in st]
-    delays = [float(cast(float, v)) for op, v in trace.ops if op == "delay"]
-    updates = [float(u) for *_, u in found]
-    exact = all(float(v).is_integer() for v in durations + delays + updates)
+    if trace is not None:
+        delays = [float(cast(float, v)) for op, v in trace.ops if op == "delay"]
+    else:
+        delays = [float(n.duration_ns) for n in problem.program.nodes
+                  if n.kind is not NodeKind.COLLECTIVE]
+    updates = [float(u) for u in found]
+    fixed_list = [float(v) for v in fixed.values()]
+    exact = all(float(v).is_integer() for v in durations + delays + updates + fixed_list)
     tick = 1.0 if exact else max(durations + [1.0]) / RESOLUTION
 
     def ticks(ns: float) -> int:
         return int(round(ns)) if exact else math.ceil(ns / tick - 1e-12)
 
-    rounded = 0 if exact else len(durations) + len(delays) + len(updates)
+    rounded = 0 if exact else len(durations) + len(delays) + len(updates) + len(fixed_list)
     horizon = (sum(ticks(v) for v in delays) + sum(ticks(v) for v in updates)
+               + sum(ticks(v) for v in fixed_list)
                + sum(max(sum(ticks(t) for _, t in st) for _, st in opts)
                      for per in options for opts in per) + 1)
 
@@ -191,25 +279,33 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     release: dict[int, tuple[Any, int]] = {}
     thread: Any = None
     offset = 0
-    for op, value in trace.ops:
-        if op == "delay":
-            offset += ticks(float(cast(float, value)))
-        elif op == "issue":
-            release[cast(Issue, value).index] = (thread, offset)
-        else:
-            p = m.new_int_var(0, horizon, "P")
-            if thread is not None:
-                m.add(p >= thread + offset)
+    node_start: dict[int, Any] = {}
+    ends: list[tuple[Any, int]] = []  # slots: every node's end (var or None, ticks)
+    if trace is not None:
+        for op, value in trace.ops:
+            if op == "delay":
+                offset += ticks(float(cast(float, value)))
+            elif op == "issue":
+                release[cast(Issue, value).index] = (thread, offset)
             else:
-                m.add(p >= offset)
-            for c in cast(list[int], value):
-                m.add(p >= finish[c])
-            thread, offset = p, 0
-    for c, (_, sizes, _, update_ns) in enumerate(found):
+                p = m.new_int_var(0, horizon, "P")
+                if thread is not None:
+                    m.add(p >= thread + offset)
+                else:
+                    m.add(p >= offset)
+                for c in cast(list[int], value):
+                    m.add(p >= finish[c])
+                thread, offset = p, 0
+    else:
+        ends = _slot_precedence(m, problem, finish, fixed, horizon, ticks, release, node_start)
+    for c, (per, update_ns) in enumerate(zip(options, found, strict=True)):
         base, off = release[c]
         u = ticks(float(update_ns))
         c_choice, c_starts = [], []
-        for j, opts in enumerate(options[c]):
+        if c in fixed:  # one fixed time (no stages to choose)
+            m.add(finish[c] >= (base + off if base is not None else off) + ticks(fixed[c]) + u)
+        sizes = problem.sizes[c]
+        for j, opts in enumerate(per):
             bools = [m.new_bool_var(f"b{c}_{j}_{a}") for a in range(len(opts))]
             m.add_exactly_one(bools)
             j_starts = []
@@ -236,7 +332,7 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
             c_choice.append(bools)
             c_starts.append(j_starts)
         # Chunks of one size are interchangeable: their alternatives in order.
-        for j in range(1, len(sizes)):
+        for j in range(1, len(per)):
             if sizes[j] == sizes[j - 1]:
                 m.add(sum(a * v for a, v in enumerate(c_choice[j - 1]))
                       <= sum(a * v for a, v in enumerate(c_choice[j])))
@@ -246,10 +342,17 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     # (and, with whole-ns durations, every schedule's end is a whole number of ns).
     floor = max(0, math.ceil(lb_iter / tick - 1e-6))
     end = m.new_int_var(min(floor, horizon), horizon, "M")
-    if exact:  # the best policy's schedule is one of the model's: the optimum is at most it
-        m.add(end <= int(round(hint.end_ns)))
-    _add_hint(m, hint, options, choice, starts, ticks)
-    m.add(end >= (thread + offset if thread is not None else offset))
+    if exact and problem.hint_end_ns is not None:
+        # the hint's schedule is one of the model's: the optimum is at most its end
+        m.add(end <= int(round(problem.hint_end_ns)))
+    _add_hint(m, problem.hint_stages, options, choice, starts, ticks)
+    for i, v in node_start.items():
+        if i in problem.hint_starts:
+            m.add_hint(v, ticks(problem.hint_starts[i]))
+    if trace is not None:
+        m.add(end >= (thread + offset if thread is not None else offset))
+    for var, ticks_after in ends:
+        m.add(end >= (var + ticks_after if var is not None else ticks_after))
     for f in finish:
         m.add(end >= f)
     for ivs in on_dim.values():
@@ -298,7 +401,8 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
         plans.append(cp)
     orders = {d: [(c, j, step) for _, _, c, j, step in sorted(v)] for d, v in keyed.items()}
     result.plans, result.orders = plans, orders
-    result.makespan_ns = replay_iteration(workload, network, cfg, plans, orders)
+    result.makespan_ns = problem.replay(plans, orders,
+                                        {i: solver.value(v) for i, v in node_start.items()})
     optimal = code == cp_model.OPTIMAL
     if optimal:
         result.lower_bound_ns = max(result.lower_bound_ns,
@@ -315,6 +419,46 @@ def solve_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     return result
 
 
+def _slot_precedence(m, problem: IterationProblem, finish: list, fixed: dict[int, float],
+                     horizon: int, ticks: Callable[[float], int],
+                     release: dict[int, tuple[Any, int]], node_start: dict[int, Any]
+                     ) -> list[tuple[Any, int]]:
+    """ASTRA-sim 2.x's slots over the program graph: every node starts after its
+    dependencies end; compute nodes one at a time (their durations), collectives one at a
+    time, each holding its slot from its issue (its release) to its finish. Fills
+    ``release`` (collective index -> (start var, 0)) and ``node_start``; returns every
+    node's end as (var, ticks after it)."""
+    index = {n.id: c for c, n in enumerate(problem.program.collectives)}
+    end_of: dict[int, tuple[Any, int]] = {}
+    compute, comm = [], []
+    for n in problem.program.nodes:
+        deps = [end_of[d] for d in n.deps]
+        dur = ticks(float(n.duration_ns)) if n.kind is not NodeKind.COLLECTIVE else 0
+        if n.kind is NodeKind.DELAY and len(deps) <= 1:
+            var, off = deps[0] if deps else (None, 0)
+            end_of[n.id] = (var, off + dur)
+            continue
+        sv = m.new_int_var(0, horizon, f"S{n.id}")
+        node_start[n.id] = sv
+        for var, off in deps:
+            m.add(sv >= (var + off if var is not None else off))
+        if n.kind is NodeKind.COLLECTIVE:
+            c = index[n.id]
+            release[c] = (sv, 0)
+            size = m.new_int_var(0, horizon, f"H{c}")
+            comm.append(m.new_interval_var(sv, size, finish[c], f"slot{c}"))
+            end_of[n.id] = (finish[c], 0)
+        elif n.kind is NodeKind.COMPUTE:
+            if dur:
+                compute.append(m.new_fixed_size_interval_var(sv, dur, f"c{n.id}"))
+            end_of[n.id] = (sv, dur)
+        else:
+            end_of[n.id] = (sv, dur)
+    if len(compute) > 1:
+        m.add_no_overlap(compute)
+    if len(comm) > 1:
+        m.add_no_overlap(comm)
+    return list(end_of.values())
 #: Policies / disciplines whose best schedule hints the model (and caps it when exact).
 HINT_POLICIES: tuple[tuple[str, str], ...] = (
     ("baseline", "fifo"), ("themis", "scf"), ("themis-running", "scf"),
@@ -328,10 +472,11 @@ def _best_policy(workload: Workload, network: Network, cfg: TrainingConfig):
     return min(runs, key=lambda r: r.end_ns)
 
 
-def _add_hint(m, run, options, choice, starts, ticks) -> None:
-    """Hint every chunk's alternative and stage starts from a simulated ``run``."""
+def _add_hint(m, hint_stages, options, choice, starts, ticks) -> None:
+    """Hint every chunk's alternative and stage starts from a simulated run's stages
+    ``(dim, collective, chunk, start ns)``."""
     stages: dict[tuple[int, int], list[tuple[int, float]]] = {}
-    for d, c, j, start, _ in run.timeline.stages:
+    for d, c, j, start in hint_stages:
         stages.setdefault((c, j), []).append((d, start))
     for (c, j), got in stages.items():
         if c >= len(options) or j >= len(options[c]):
@@ -384,4 +529,5 @@ def replay_iteration(workload: Workload, network: Network, cfg: TrainingConfig,
     return run.end_ns
 
 
-__all__ = ["IterationResult", "replay_iteration", "solve_iteration"]
+__all__ = ["IterationProblem", "IterationResult", "iteration_problem", "replay_iteration",
+           "solve_iteration", "solve_program"]

@@ -36,9 +36,13 @@ from typing import TYPE_CHECKING
 from themis.runkind import RunKind
 
 if TYPE_CHECKING:  # pragma: no cover
+    from themis.engine import Engine
     from themis.simulator import SimResult
+    from themis.training.bound import Alternatives
+    from topologies.network import Network
 
-__all__ = ["SlotNode", "collective_bound_ns", "jackson_ns", "slot_bound_ns"]
+__all__ = ["CollectiveModel", "SlotNode", "collective_bound_ns", "collective_model", "jackson_ns",
+           "model_bound_ns", "slot_bound_ns"]
 
 #: Slack under which a float bound still rounds up to the next whole ns.
 EPS_NS = 1e-6
@@ -100,28 +104,65 @@ def slot_bound_ns(nodes: Sequence[SlotNode]) -> int:
     return best
 
 
-def collective_bound_ns(res: SimResult, run_kind: RunKind) -> int:
-    """Step 1 of the module docstring: a lower bound of the time of the collective ``res``
-    ran (one system-file run of it, under any policy) under every policy and discipline
-    of a run of kind ``run_kind`` (its plan shapes), rounded up to a whole ns."""
+@dataclass(frozen=True)
+class CollectiveModel:
+    """What the system-file runner runs for one trace collective, read off one run of it:
+    its kind, the network it runs on (dimensions outside ``involved_dim`` at size 1), the
+    dimensions it crosses, each chunk's input bytes, the active chunks and bandwidth
+    sharing, and its alternatives (:class:`themis.training.bound.Alternatives`: every route
+    and plan shape the run kind executes, with the run's stage costs)."""
+
+    kind: str
+    network: Network
+    dims: tuple[int, ...]
+    sizes: tuple[float, ...]
+    active_chunks: int
+    shared: bool
+    engine: Engine
+    alts: Alternatives
+    #: The run it was read off: each stage's (dimension, chunk, start ns), a schedule,
+    #: and its end (ns).
+    run_stages: tuple[tuple[int, int, float], ...] = ()
+    run_ns: float = 0.0
+
+
+def collective_model(res: SimResult, run_kind: RunKind) -> CollectiveModel | None:
+    """The :class:`CollectiveModel` of the collective ``res`` ran (under any policy), for a
+    run of kind ``run_kind``; ``None`` when it crosses no dimension."""
     from themis.engine import Engine
     from themis.timing import make_timing
-    from themis.training.bound import Alternatives, WindowBound
+    from themis.training.bound import Alternatives
 
     sched = res.schedule
-    if not sched.chunks:
-        return 0
+    if not sched.chunks or not sched.chunks[0].route:
+        return None
     kind = sched.collectives[0].kind
     tm = make_timing(sched.timing, sched.network, sched.algorithms, sched.endpoint_delay_ns,
                      **sched.timing_options)
     k = sched.active_chunks
     shared = k > 1 and tm.shares_bandwidth
-    dims = tuple(sorted(sched.chunks[0].route))
-    if not dims:
-        return 0
     first = {s.chunk: s.input_bytes for s in sched.stages if s.step == 0}
-    sizes = [first[c.chunk] for c in sched.chunks]
-    classes = tuple((float(s), sizes.count(s)) for s in dict.fromkeys(sizes))
     engine = Engine(sched.network, {kind: tm}, "fifo", k, run_kind.rules(shared), shared)
-    bound = WindowBound(Alternatives(engine, run_kind), k, shared)
-    return max(0, math.ceil(bound.own_ns((kind, dims, classes)) - EPS_NS))
+    return CollectiveModel(kind, sched.network, tuple(sorted(sched.chunks[0].route)),
+                           tuple(first[c.chunk] for c in sched.chunks), k, shared, engine,
+                           Alternatives(engine, run_kind),
+                           tuple((s.dim, s.chunk, s.start_ns) for s in sched.stages),
+                           res.makespan_ns)
+
+
+def collective_bound_ns(res: SimResult, run_kind: RunKind) -> int:
+    """Step 1 of the module docstring: a lower bound of the time of the collective ``res``
+    ran (one system-file run of it, under any policy) under every policy and discipline
+    of a run of kind ``run_kind`` (its plan shapes), rounded up to a whole ns."""
+    model = collective_model(res, run_kind)
+    return 0 if model is None else model_bound_ns(model)
+
+
+def model_bound_ns(model: CollectiveModel) -> int:
+    """Step 1 of the module docstring for a :class:`CollectiveModel`."""
+    from themis.training.bound import WindowBound
+
+    sizes = list(model.sizes)
+    classes = tuple((float(s), sizes.count(s)) for s in dict.fromkeys(sizes))
+    bound = WindowBound(model.alts, model.active_chunks, model.shared)
+    return max(0, math.ceil(bound.own_ns((model.kind, model.dims, classes)) - EPS_NS))

@@ -38,7 +38,13 @@ from typing import TYPE_CHECKING
 from themis.collective import Collective
 from themis.runkind import RunKind
 from themis.timing.base import timing_meaning
-from themis.training.et_bound import SlotNode, collective_bound_ns, slot_bound_ns
+from themis.training.et_bound import (
+    CollectiveModel,
+    SlotNode,
+    collective_bound_ns,
+    collective_model,
+    slot_bound_ns,
+)
 from themis.training.et_nodes import classify, npu_sizes
 from topologies.chakra.et import Node
 from topologies.chakra.trace import Trace, same_up_to_offset
@@ -90,6 +96,10 @@ class ETResult:
     #: With ``bound=True``: no policy or discipline ends earlier (the slot windows over
     #: each collective's own bound, :mod:`themis.training.et_bound`).
     iteration_bound_ns: int | None = None
+    #: With ``bound=True``: each rank class's iteration bound (``classes``' order).
+    class_bounds_ns: list[int] = field(default_factory=list)
+    #: How the run timed its collectives (what the exact model and bound read).
+    timer: _Collectives | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict:
         """JSON fields (``docs/json.md``)."""
@@ -220,6 +230,15 @@ class _Collectives:
             self._bounds[key] = hit
         return hit
 
+    def model(self, node: Node, kind: str, comm_size: int,
+              dims: tuple[bool, ...] | None = None) -> CollectiveModel | None:
+        """What the runner runs for the collective (its chunks, dimensions, stage costs and
+        alternatives: :func:`themis.training.et_bound.collective_model`); ``None`` for a
+        collective of nothing or on no dimension."""
+        self.time_ns(node, kind, comm_size, dims)
+        res = self._runs.get((kind, comm_size, dims))
+        return None if res is None else collective_model(res, self.run_kind())
+
     def run_kind(self) -> RunKind:
         """The run kind whose plan shapes the runner can execute (the system file's
         ``collective-optimization``; 2.x's localBWAware without one)."""
@@ -337,11 +356,12 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     slowest = max(classes, key=lambda c: nodes_end_ns(c[1]))[1]
     compute = sum(n.end_ns - n.issue_ns for n in slowest if n.kind == "compute")
     slots = max((_slot_bound(traces[ranks[0]], nodes) for ranks, nodes in classes), default=0)
-    result = ETResult(end, compute, end - compute, len(traces), classes, slots)
+    result = ETResult(end, compute, end - compute, len(traces), classes, slots, timer=colls)
     if bound:
-        result.iteration_bound_ns = max(
-            (_iteration_bound(traces[ranks[0]], files[ranks[0]], network, colls, groups,
-                              ranks[0], nodes) for ranks, nodes in classes), default=0)
+        result.class_bounds_ns = [
+            _iteration_bound(traces[ranks[0]], files[ranks[0]], network, colls, groups,
+                             ranks[0], nodes) for ranks, nodes in classes]
+        result.iteration_bound_ns = max(result.class_bounds_ns, default=0)
     return result
 
 
