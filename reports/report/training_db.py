@@ -208,9 +208,9 @@ def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -
             "failed. Every value is simulated, so a rerun of both commands writes the "
             "same numbers.")
     lines += [made + " Speed-up = the first policy's end / a policy's end; the bound "
-              "is the iteration lower bound of `themis.training.bound` (the window LP, "
-              "valid for every policy and discipline; its own task per case, `-` without "
-              "one, as for Chakra traces, whose slot bound depends on the policy); the "
+              "is the iteration lower bound of `themis.training.bound` (the window LP; for "
+              "Chakra traces `themis.training.et_bound`, the slot windows), valid for "
+              "every policy and discipline; its own task per case, `-` without one; the "
               "bound's speed-up = the first policy's end / bound. Raw numbers: "
               "`results.csv`.", ""]
     if study.state:

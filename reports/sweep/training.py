@@ -34,8 +34,9 @@ without ``systems``, ASTRA-sim 2.x's defaults and 4 splits, as ``train`` without
 unless ``timing`` names others (any registered timing: each collective timed alone
 under it), one pass (a trace holds its passes), a collective policy per method (the
 training-level planners run 1.0 workloads only; by default the report's
-baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and has no bound task yet
-(``themis train`` gives its iteration bound). What ``train`` refuses of the
+baseline/fifo, themis/fifo, themis/scf and portfolio/scf), and (unless ``bound = false``) a
+bound task: the traces' iteration bound (:mod:`themis.training.et_bound`, valid for every
+policy and discipline; what ``themis train`` prints). What ``train`` refuses of the
 traces' files and nodes is refused when the spec is read, in one line.
 
 A task's key is ``<case key>:<method>`` (``bound`` for the bound task), the case
@@ -341,7 +342,7 @@ def parse_training(tables: object, folder: Path, file: str
                 ecfg = ETConfig(timing or DEFAULT_ET_TIMING, et_system.chunks, et_system)
                 check_et_case(ets, network, ecfg, et_methods, et_fields, wkey, file, checked)
                 case = TrainingCase(ets, wname, network, nname, sname, ecfg)
-                case_methods = list(et_methods)
+                case_methods = [*et_methods, *([None] if bound else [])]
             else:
                 if system.from_file:
                     validate_system(network, system)

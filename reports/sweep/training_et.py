@@ -61,11 +61,18 @@ def et_config_dict(cfg: ETConfig) -> dict[str, Any]:
 
 
 def run_et(task: TrainingTask) -> dict[str, Any]:
-    """A Chakra-trace case's policy task: :func:`~themis.training.et_run.simulate_et`."""
+    """A Chakra-trace case's task: a policy's run (:func:`~themis.training.et_run.
+    simulate_et`) or, for the bound task, the traces' iteration bound (every policy and
+    discipline; computed beside 2.x's own baseline / FIFO run)."""
     from themis.training.et_run import simulate_et
 
     c, cfg = task.case, task.config()
     wl = c.workload
+    if task.method is None:
+        res = simulate_et(wl.traces, c.network, cfg.system, wl.files, wl.groups, "baseline",
+                          "fifo", cfg.timing, bound=True)
+        return {"status": str(Status.BOUND), "lower_bound_ns": float(res.iteration_bound_ns
+                                                                      or 0)}
     res = simulate_et(wl.traces, c.network, cfg.system, wl.files, wl.groups, cfg.policy,
                       cfg.intra, cfg.timing)
     first = next(nodes for ranks, nodes in res.classes if 0 in ranks)

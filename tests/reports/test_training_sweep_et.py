@@ -44,18 +44,18 @@ def _r5_table(run: dict, extra: str = "") -> str:
 def test_an_et_case_ends_where_train_and_the_real_binary_end(tmp_path, capsys, name) -> None:
     """baseline/fifo on an R5 run's ETs: the row's end and exposed communication are
     ``themis train PREFIX --json``'s and the 2.x binary's; themis/scf's row equals train
-    with --policy themis --intra scf; no bound task (the slot bound is per policy)."""
+    with --policy themis --intra scf; the bound task's row is train's iteration bound."""
     run = _run(name)
     spec = _spec(tmp_path, _r5_table(run, 'policies = ["baseline/fifo", "themis/scf"]\n'))
     loaded = load_spec(spec)
-    assert (loaded.cases, len(loaded.training)) == (1, 2)
+    assert (loaded.cases, len(loaded.training)) == (1, 3)
     db = tmp_path / "et.sqlite"
     res = run_sweep(str(spec), str(db), workers=1, stream=io.StringIO())
-    assert (res.ran, res.failed) == (2, 0)
+    assert (res.ran, res.failed) == (3, 0)
     with sqlite3.connect(db) as conn:
         conn.row_factory = sqlite3.Row
         rows = {r["method"]: dict(r) for r in conn.execute("SELECT * FROM training")}
-    assert set(rows) == {"baseline/fifo", "themis/scf"}
+    assert set(rows) == {"baseline/fifo", "themis/scf", "bound"}
     base = rows["baseline/fifo"]
     assert (base["end_ns"], base["exposed_comm_ns"]) == (run["end_ns"], run["exposed_comm_ns"])
     assert (base["parallelism"], base["timing"], base["npus"], base["passes"]) == (
@@ -67,6 +67,7 @@ def test_an_et_case_ends_where_train_and_the_real_binary_end(tmp_path, capsys, n
         data = json.loads(capsys.readouterr()[0])
         assert rows[method]["end_ns"] == data["end_ns"]
         assert rows[method]["compute_ns"] == data["compute_ns"]
+        assert rows["bound"]["lower_bound_ns"] == data["iteration_bound_ns"] <= data["end_ns"]
     out = tmp_path / "report"
     assert main(["train-report", "--db", str(db), "--out", str(out)]) == 0
     capsys.readouterr()
@@ -85,7 +86,8 @@ def test_chunks_and_another_timing_run_as_train_does(tmp_path, capsys) -> None:
     db = tmp_path / "et.sqlite"
     assert run_sweep(str(spec), str(db), workers=1, stream=io.StringIO()).failed == 0
     with sqlite3.connect(db) as conn:
-        got = dict(conn.execute("SELECT timing, end_ns FROM training").fetchall())
+        got = dict(conn.execute("SELECT timing, end_ns FROM training WHERE method != "
+                                "'bound'").fetchall())
     for timing in ("alpha-beta", "astra-sim-2"):
         assert main(["train", str(SHARED / run["prefix"]), str(SHARED / run["network"]),
                      "--system", str(SHARED / run["system"]), "--chunks", "4", "--timing",
@@ -165,7 +167,8 @@ def test_a_small_trace_by_hand(tmp_path) -> None:
     db = tmp_path / "db.sqlite"
     assert run_sweep(str(spec), str(db), workers=1, stream=io.StringIO()).failed == 0
     with sqlite3.connect(db) as conn:
-        (end, compute), = conn.execute("SELECT end_ns, compute_ns FROM training").fetchall()
+        (end, compute), = conn.execute("SELECT end_ns, compute_ns FROM training WHERE "
+                                       "method != 'bound'").fetchall()
     from themis.collective import Collective
     from themis.system_run import run_system
     from topologies.presets import resolve_network, resolve_system
@@ -243,7 +246,7 @@ def test_traces_without_a_system_file_run_with_the_one_defaults(tmp_path, capsys
         db = tmp_path / f"nosys{chunks}.sqlite"
         assert run_sweep(str(spec), str(db), workers=1, stream=io.StringIO()).failed == 0
         with sqlite3.connect(db) as conn:
-            (end,) = conn.execute("SELECT end_ns FROM training").fetchone()
+            (end,) = conn.execute("SELECT end_ns FROM training WHERE method != 'bound'").fetchone()
         assert end == ends[chunks]
     assert ends[None] != ends[16]
     out = tmp_path / "r"
