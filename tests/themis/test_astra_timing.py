@@ -451,3 +451,29 @@ def test_vgg16_on_the_tutorial_dgx2_files_ends_where_astra_sim_ends(capsys) -> N
     assert main(["train", str(tut / "vgg16.txt"), str(tut / "dgx2.json"), "--system",
                  str(tut / "dgx2.txt"), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["end_ns"] == 6252757
+
+
+def test_last_event_before_a_stage_end() -> None:
+    """Without boost mode ASTRA-sim 1.0 releases the stage ends of one tick from one
+    NPU's event list, in the order their last events were registered
+    (``Sys::register_event``). A ring step ends with the memory-bus hop
+    (``MemBus::send_from_NPU_to_MA``, the endpoint delay d) and a reduce-scatter step
+    then with its reduce, R(m) = 3 floor(m / 500000) ns, when that is not 0. By hand
+    on the 4 x 4 ring network of the held-out runs (d = 10): a reduce-scatter of
+    3,211,392 bytes reduces 802,848-byte pieces, R = 3, so its last event is 3 ns
+    before its end; one of 128,031 bytes (32,007-byte pieces, R = 0), an all-gather of
+    131,104 bytes and a halvingDoubling stage end 10 ns after their last event.
+    (The binary's trace: the all-gather and the 3,211,392-byte reduce-scatter ending at
+    1,279,555 ns had their event lists created at 1,279,545 and 1,279,552.)"""
+    net = Network((Dimension("Ring", 4, 100.0, 1.0, links=2),
+                   Dimension("Switch", 4, 50.0, 1.0, links=1)), name="t")
+    tm = AstraSim10Timing(net, ("ring", "halvingDoubling"), 10)
+    assert tm.last_event_ns("RS", 0, 3211392) == 3
+    assert tm.last_event_ns("RS", 0, 4 * 1_500_000) == 9
+    assert tm.last_event_ns("RS", 0, 128031) == 10
+    assert tm.last_event_ns("AG", 0, 131104) == 10
+    assert tm.last_event_ns("RS", 1, 3211392) == 10
+    assert tm.last_event_ns("AG", 1, 3211392) == 10
+    # the final-message rule ordered these the other way: the reduce-scatter's final
+    # message (802,848 bytes) was scheduled long before the all-gather's
+    assert tm.last_message_ns("RS", 0, 3211392) > tm.last_message_ns("AG", 0, 131104)

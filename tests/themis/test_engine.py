@@ -195,3 +195,11 @@ def test_replay_reproduces_every_stage(case) -> None:
         assert a.end_ns == pytest.approx(b.end_ns, rel=1e-12, abs=1e-9)
     assert makespan_ns(net, colls, config, issue_ns=issue) == pytest.approx(
         res.makespan_ns, rel=1e-12)
+
+
+def test_astra_rules_use_final_events_without_boost_mode() -> None:
+    """Boost mode 0 (``tie_dim`` off): every NPU runs every stage, so the stage ends of a
+    tick are ordered by their last registered event; boost mode 1 keeps the final
+    message and the dimension order."""
+    assert Rules.astra(False).final_event_ties and Rules.astra(False).final_message_ties
+    assert not Rules.astra(True).final_event_ties and Rules.astra(True).tie_dim

@@ -54,12 +54,14 @@ class Engine(EventLoop):
         self.on_chunk_end = self._chunk_done
 
     def _block(self, kind: str, plan: Plan, size: int) -> tuple[Block, list[float]]:
-        """The stage columns of a chunk and the final-message time of each stage."""
+        """The stage columns of a chunk and the final-message time (final-event time
+        under :attr:`Rules.final_event_ties`) of each stage."""
         key = (kind, plan, size)
         hit = self._blocks.get(key)
         if hit is None:
             tm = self.timings[kind]
-            last_of = getattr(tm, "last_message_ns", None)
+            last_of = getattr(tm, "last_event_ns" if self.rules.final_event_ties
+                              else "last_message_ns", None)
             costs = []
             lasts = []
             m: float = size

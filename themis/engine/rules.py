@@ -16,6 +16,11 @@ simulator (:mod:`themis.training`, ASTRA-sim 1.0's event order, workloads.md
   ends of one time the one whose final message was scheduled first goes first
   (ASTRA-sim 1.0's same-tick rule; a timing model without ``last_message_ns``
   gives 0 and keeps the tie order);
+* ``final_event_ties``: with ``final_message_ties``, a stage end counts as scheduled
+  when its *last internal event* was (its end minus the timing model's
+  ``last_event_ns``) rather than its final message: ASTRA-sim 1.0 with boost mode 0,
+  where every NPU runs every stage and the stage ends of a tick are released from one
+  NPU's event list, which holds them in the order they were registered;
 * ``time_tol_ns``: under bandwidth sharing, a stage has left its fixed
   (latency) part at ``t`` when ``fixed end <= t + time_tol_ns``;
 * ``loads``: keep per-dimension busy time, bytes sent and bytes still to send
@@ -56,6 +61,7 @@ class Rules:
     tie_dim: bool = False
     serve: ServeOrder = ServeOrder.NEXT_FIRST
     final_message_ties: bool = False
+    final_event_ties: bool = False
     time_tol_ns: float = 0.0
     loads: bool = False
 
@@ -70,7 +76,7 @@ class Rules:
     @classmethod
     def astra(cls, tie_dim: bool) -> Rules:
         """ASTRA-sim 1.0's event order (the training simulator, workloads.md §4): own
-        dimension first, final-message ties, a time tolerance of
-        :data:`SHARED_TOL` ns, loads kept."""
+        dimension first, final-message ties (final-event ties without boost mode, i.e.
+        ``tie_dim`` off), a time tolerance of :data:`SHARED_TOL` ns, loads kept."""
         return cls(tie_dim=tie_dim, serve=ServeOrder.OWN_FIRST, final_message_ties=True,
-                   time_tol_ns=SHARED_TOL, loads=True)
+                   final_event_ties=not tie_dim, time_tol_ns=SHARED_TOL, loads=True)

@@ -306,6 +306,24 @@ class AstraSim10Timing:
         dur = float(dur)
         return StageCost(dur, dur - float(wire), float(sent), float(out))
 
+    def last_event_ns(self, phase: str, dim: int, input_bytes: float) -> float:
+        """How long before a stage's end its last event was registered in the NPU's
+        event list (``Sys::register_event``): the reduce time R(D/n) of a ring
+        reduce-scatter's last step when it is not 0, else the endpoint delay (the last
+        memory-bus hop, ``MemBus::send_from_NPU_to_MA``). Read from the binary with
+        trace prints: a ring all-gather of 131,104 bytes and a ring reduce-scatter of
+        3,211,392 bytes ending at 1,279,555 ns had their lists created at 1,279,545 and
+        1,279,552. With boost mode 0, ASTRA-sim releases the stage ends of one tick in
+        that order (:attr:`~themis.engine.rules.Rules.final_event_ties`)."""
+        dm = self._dims[dim]
+        if dm.n <= 1:
+            return 0.0
+        if phase == "RS" and dm.algorithm == "ring":
+            red = REDUCE_NS * ((int(input_bytes) // dm.n) // REDUCE_BYTES)
+            if red:
+                return float(red)
+        return float(self.endpoint_delay_ns)
+
     def last_message_ns(self, phase: str, dim: int, input_bytes: float) -> float:
         """The duration of a stage's final message: ASTRA-sim 1.0 processes stage
         ends of the same tick in the order their final message was scheduled

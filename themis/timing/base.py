@@ -64,6 +64,9 @@ class Timing(Protocol):
     # a stage's final message. The engine orders stage ends of the same tick by end
     # minus it (ASTRA-sim 1.0's rule, :mod:`themis.timing.astra10`); a model without
     # it (or returning 0) keeps the engine's tie order.
+    # Optional: ``last_event_ns(phase, dim, input_bytes) -> float``, how long before a
+    # stage's end its last internal event was registered (read instead under
+    # :attr:`~themis.engine.rules.Rules.final_event_ties`).
 
 
 def direct_all_reduce_ns(msgs: Sequence[float], d: float, red: float) -> tuple[float, float]:
