@@ -146,19 +146,24 @@ def solve_et(traces: Mapping[int, Trace], network: Network, result: ETResult,
     alone = {key: solve_program(pb, deterministic_s, max_intervals, left())
              for key, pb in problems.items()}
     unproven = [a for a in alone.values() if a.status != Status.OPTIMAL]
-    if any(a.makespan_ns is None for a in alone.values()):
-        worst = next(a for a in alone.values() if a.makespan_ns is None)
-        out = IterationResult(worst.status, None, None, float(result.iteration_bound_ns or 0),
-                              float(result.iteration_bound_ns or 0), 0.0, 0, 0, n_int,
-                              reason=f"a collective alone: {worst.reason}",
-                              stopped_by=worst.stopped_by)
-        out.runtime_s = time.perf_counter() - t0
-        return out
+    # A collective without a schedule at its limit keeps its run's time (a schedule).
+    best = {key: a.makespan_ns if a.makespan_ns is not None else
+            float(math.ceil(distinct[key].run_ns - 1e-9)) for key, a in alone.items()}
+
+    def why(stopped_by: str) -> str:
+        return f"the time limit ({time_limit_s:g} s)" if stopped_by == "wall" else \
+            f"the deterministic budget ({deterministic_s:g} s)"
+
     answers = []
     for prog in progs:
-        times = {c: float(alone[_key(m)].makespan_ns or 0) for c, m in prog.models.items()}
+        times = {c: best[_key(m)] for c, m in prog.models.items()}
         answer = solve_program(slot_problem(prog, times), deterministic_s, max_intervals,
                                left())
+        if answer.makespan_ns is None:  # nothing within the limit: the run is a schedule
+            answer.makespan_ns = answer.solver_makespan_ns = float(prog.end_ns)
+            answer.status = Status.FEASIBLE
+            answer.reason = (f"{why(answer.stopped_by)} ended the search: the run's own "
+                             "end and the bound")
         if unproven and prog.models:
             # the collectives' incumbents may not be their optima: a bound from the slot
             # schedule with each collective at its proven lower bound instead
@@ -166,15 +171,13 @@ def solve_et(traces: Mapping[int, Trace], network: Network, result: ETResult,
                     for c, m in prog.models.items()}
             low = solve_program(replace(slot_problem(prog, lows), hint_end_ns=None),
                                 deterministic_s, max_intervals, left())
-            answer.lower_bound_ns = max(float(prog.bound_ns), low.lower_bound_ns
-                                        if low.status == Status.OPTIMAL else
-                                        float(prog.bound_ns))
+            answer.lower_bound_ns = max(float(prog.bound_ns), low.lower_bound_ns)
             if answer.status == Status.OPTIMAL and (answer.makespan_ns or 0) > \
                     answer.lower_bound_ns:
                 answer.status = Status.FEASIBLE
-                answer.reason = ("a collective's search stopped at its budget: incumbent "
-                                 "and bound")
-                answer.stopped_by = unproven[0].stopped_by
+                answer.reason = (f"{why(unproven[0].stopped_by)} ended a collective's "
+                                 "search: incumbent and bound")
+            answer.stopped_by = unproven[0].stopped_by
         answers.append(answer)
     out = _combine(answers, time.perf_counter() - t0)
     out.collectives = sum(len(p.program.collectives) for p in progs)

@@ -217,3 +217,28 @@ def test_refusals_are_one_line(tmp_path, capsys) -> None:
     assert main([*argv[:-1], "--solve-budget", "3"]) == 2
     err = capsys.readouterr()[1]
     assert err.count("\n") == 1 and "--solve-budget" in err
+
+
+TUTORIAL = SHARED.parent / "external" / "tutorials" / "micro2024" / "astra-sim-demo" / "demo2"
+
+
+@pytest.mark.skipif(not TUTORIAL.is_dir(), reason="../shared/reference is missing")
+def test_tutorial_optimum_and_an_honest_budget(capsys) -> None:
+    """The MICRO 2024 tutorial's MLP_ModelParallel (32 ranks) on TPUv4-32: proven optimal at
+    195,324,173 ns, between the iteration bound (195,318,203) and baseline (195,394,300);
+    with a deterministic budget too small to finish, ``feasible``: an incumbent at most
+    baseline's end, the bound below it, and the budget named."""
+    argv = ["train", str(TUTORIAL / "workload" / "MLP_ModelParallel"),
+            str(TUTORIAL / "inputs" / "TPUv4-32.yml"), "--system",
+            str(TUTORIAL / "inputs" / "TPUv4.json"), "--solve", "--json"]
+    assert main(argv) == 0
+    data = json.loads(capsys.readouterr()[0])
+    assert (data["iteration_bound_ns"], data["end_ns"]) == (195_318_203, 195_394_300)
+    solve = data["solve"]
+    assert (solve["status"], solve["makespan_ns"], solve["lower_bound_ns"]) == (
+        "optimal", 195_324_173, 195_324_173)
+    assert main([*argv, "--solve-budget", "1e-6"]) == 0
+    solve = json.loads(capsys.readouterr()[0])["solve"]
+    assert solve["status"] == "feasible" and solve["stopped_by"] == "deterministic"
+    assert 195_318_203 <= solve["lower_bound_ns"] < solve["makespan_ns"] <= 195_394_300
+    assert "budget (1e-06 s)" in solve["reason"]
