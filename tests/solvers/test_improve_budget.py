@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reports.cli import main
-from solvers import improve as improve_module
 from solvers.improve import check_params, improve
+from solvers.improve import local as improve_module
 from themis.checker import check
 from topologies.errors import InputError
 
