@@ -123,17 +123,11 @@ def _faithful(args: argparse.Namespace, text: str, path: Path, prefix: Path) -> 
     """``themis convert --faithful``: ETs that mean what ASTRA-sim 1.0 runs."""
     import json
 
-    from reports.cli.common import load_network
     from topologies.chakra.faithful import convert_faithful
     from topologies.chakra.trace import et_bytes
     from topologies.files import atomic_write
 
-    if args.network is None:
-        raise InputError("needs --network (the dimensions each collective spans)",
-                         "--faithful", True)
-    network = load_network(args.network)
-    if network.npus != args.npus:
-        raise InputError(f"the network has {network.npus} NPUs", "--npus", args.npus)
+    network = _network_of(args, "--faithful")
     sizes = tuple(d.npus for d in network.dims)
     clock = args.clock_GHz if args.clock_GHz is not None else 1.0
     one = convert_faithful(text, (1,), args.passes, args.schema, str(path), clock)
@@ -164,7 +158,6 @@ def _program(args: argparse.Namespace, path: Path, prefix: Path) -> int:
     (:func:`themis.program_et.program_to_ets`)."""
     import json
 
-    from reports.cli.common import load_network
     from reports.cli.train import training_system
     from themis.program_et import program_to_ets
     from themis.training import TrainingConfig
@@ -175,12 +168,7 @@ def _program(args: argparse.Namespace, path: Path, prefix: Path) -> int:
     from topologies.files import atomic_write
     from topologies.workload import load_workload
 
-    if args.network is None:
-        raise InputError("needs --network (the dimensions each collective spans)",
-                         "--program", True)
-    network = load_network(args.network)
-    if network.npus != args.npus:
-        raise InputError(f"the network has {network.npus} NPUs", "--npus", args.npus)
+    network = _network_of(args, "--program")
     workload = load_workload(str(path))
     system = training_system(args.system, [network])
     cfg = TrainingConfig.from_system(system, passes=args.passes)
@@ -225,3 +213,16 @@ def program_note(dropped: dict[str, int], rounded: int, max_rounding_ns: int) ->
     parts.append(f"{rounded} compute times rounded to whole microseconds, by up to "
                  f"{max_rounding_ns} ns each" if rounded else "no compute time rounded")
     return "; ".join(parts)
+
+
+def _network_of(args: argparse.Namespace, flag: str):
+    """``--network`` (needed by ``flag``: the dimensions each collective spans), loaded and
+    checked to have ``--npus`` NPUs."""
+    from reports.cli.common import load_network
+
+    if args.network is None:
+        raise InputError("needs --network (the dimensions each collective spans)", flag, True)
+    network = load_network(args.network)
+    if network.npus != args.npus:
+        raise InputError(f"the network has {network.npus} NPUs", "--npus", args.npus)
+    return network

@@ -17,7 +17,7 @@ from reports.cli.common import load_system
 from solvers.iteration.et import solve_et
 from solvers.iteration.model import iteration_problem, solve_program
 from solvers.result import Status
-from tests.training.test_et_bound import NET2, _coll, _system
+from tests.training.test_et_bound import MASKS, NET2, _coll, _system, random_traces
 from themis.collective import Collective
 from themis.program import NodeKind, Program
 from themis.system_run import run_system
@@ -86,26 +86,9 @@ def test_waiting_beats_2x_order_by_hand(tmp_path, capsys) -> None:
     assert "exact model end (ns)" in out and f"{1000 + 2 * t:,}" in out
 
 
-@st.composite
-def _traces(draw) -> list[Node]:
-    n = draw(st.integers(2, 6))
-    nodes = []
-    for i in range(n):
-        deps = sorted(draw(st.sets(st.integers(0, i - 1), max_size=2))) if i else []
-        if draw(st.booleans()):
-            nodes.append(Node(i, f"n{i}", 4, data_deps=deps,
-                              duration_micros=draw(st.integers(0, 40))))
-        else:
-            kind = draw(st.sampled_from([0, 2, 6, 7]))
-            size = draw(st.sampled_from([0, 300_000, 1 << 20])) if kind == 0 else \
-                draw(st.sampled_from([300_000, 1 << 20]))
-            dims = draw(st.sampled_from([None, [True, False], [False, True]]))
-            nodes.append(_coll(i, deps, size, kind, dims))
-    return nodes
-
-
 @settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
-@given(nodes=_traces(), splits=st.sampled_from([1, 2]), lbw=st.booleans(),
+@given(nodes=random_traces(6, (300_000, 1 << 20), MASKS[:3]), splits=st.sampled_from([1, 2]),
+       lbw=st.booleans(),
        timing=st.sampled_from(["astra-sim-2", "astra-sim-1.0"]))
 def test_optimum_between_bound_and_every_policy(nodes, splits, lbw, timing) -> None:
     """Random small traces (every collective kind, 0-byte all-reduces, involved_dim) on a

@@ -144,9 +144,17 @@ NET2 = ("topology: [ Ring, Switch ]\nnpus_count: [ 4, 2 ]\nbandwidth: [ 50.0, 25
         "latency: [ 500.0, 700.0 ]\n")
 
 
+#: involved_dim masks of the random traces on NET2 (None: every dimension).
+MASKS = (None, [True, False], [False, True], [True, True])
+
+
 @st.composite
-def _traces(draw) -> list[Node]:
-    n = draw(st.integers(2, 7))
+def random_traces(draw, max_nodes: int = 7, sizes: tuple[int, ...] = (4096, 300_000, 1 << 20),
+                  masks: tuple = MASKS) -> list[Node]:
+    """Small random traces on NET2: compute nodes and collectives of every kind (0-byte
+    all-reduces included), up to two dependencies each; also the exact model's property
+    (tests/solvers/test_iteration_et.py) draws them, smaller."""
+    n = draw(st.integers(2, max_nodes))
     nodes = []
     for i in range(n):
         deps = sorted(draw(st.sets(st.integers(0, i - 1), max_size=2))) if i else []
@@ -155,15 +163,15 @@ def _traces(draw) -> list[Node]:
                               duration_micros=draw(st.integers(0, 40))))
         else:
             kind = draw(st.sampled_from([0, 2, 6, 7]))  # AR, AG, A2A, RS
-            size = draw(st.sampled_from([0, 4096, 300_000, 1 << 20])) if kind == 0 else \
-                draw(st.sampled_from([4096, 300_000, 1 << 20]))
-            dims = draw(st.sampled_from([None, [True, False], [False, True], [True, True]]))
+            size = draw(st.sampled_from([0, *sizes])) if kind == 0 else \
+                draw(st.sampled_from(sizes))
+            dims = draw(st.sampled_from(masks))
             nodes.append(_coll(i, deps, size, kind, dims))
     return nodes
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
-@given(nodes=_traces(), splits=st.sampled_from([1, 2, 4]), k=st.sampled_from([1, 2]),
+@given(nodes=random_traces(), splits=st.sampled_from([1, 2, 4]), k=st.sampled_from([1, 2]),
        lbw=st.booleans())
 def test_bound_below_every_policy_on_random_traces(nodes, splits, k, lbw) -> None:
     """Random traces of every collective kind (0-byte all-reduces and involved_dim
