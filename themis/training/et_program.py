@@ -22,7 +22,6 @@ from typing import Any
 
 from themis.program import Node, NodeKind, Program
 from themis.training.et_bound import CollectiveModel
-from themis.training.et_nodes import classify, npu_sizes
 from themis.training.et_run import ETResult, NodeRun
 from topologies.chakra.trace import Trace
 from topologies.errors import InputError
@@ -80,9 +79,8 @@ def _program(trace: Trace, file: str, network: Network, timer: Any,
     for i, run in enumerate(runs):
         node = by_id[run.id]
         deps = tuple(sorted({new[d] for d in node.deps}))
-        kind, coll, size, mask, group = classify(node, file, network.ndims, network.npus,
-                                                 groups, npu_sizes(network), timer.astra2,
-                                                 rank)
+        kind, coll, size, mask, group = (run.kind, run.collective, run.size_bytes, run.mask,
+                                         run.group)  # as the run classified the node
         name = node.name or f"node{node.id}"
         if kind == "compute":
             nodes.append(Node(i, NodeKind.COMPUTE, name, deps, run.end_ns - run.issue_ns))

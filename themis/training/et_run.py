@@ -72,6 +72,10 @@ class NodeRun:
     end_ns: int
     collective: str = ""
     size_bytes: int = 0
+    #: A collective's ``involved_dim`` mask and the group 2.x flattens (as
+    #: :func:`~themis.training.et_nodes.classify` read them for the run).
+    mask: tuple[bool, ...] | None = None
+    group: str | None = None
 
 
 def nodes_end_ns(nodes: Sequence[NodeRun]) -> int:
@@ -302,11 +306,11 @@ def _run_rank(trace: Trace, file: str, network: Network, colls: _Collectives,
     issue_ready()
     while events:
         now, _, i = heapq.heappop(events)
-        kind, coll, size, _mask, _group = what[i]
+        kind, coll, size, mask, group = what[i]
         if kind != "control":
             busy[kind] = False
         node = nodes[i]
-        out.append(NodeRun(i, node.name, kind, issue[i], now, coll, size))
+        out.append(NodeRun(i, node.name, kind, issue[i], now, coll, size, mask, group))
         for u in users.get(i, ()):
             waiting[u] -= 1
             if waiting[u] == 0:
@@ -359,29 +363,26 @@ def simulate_et(traces: Mapping[int, Trace], network: Network, system: SystemCon
     result = ETResult(end, compute, end - compute, len(traces), classes, slots, timer=colls)
     if bound:
         result.class_bounds_ns = [
-            _iteration_bound(traces[ranks[0]], files[ranks[0]], network, colls, groups,
-                             ranks[0], nodes) for ranks, nodes in classes]
+            _iteration_bound(traces[ranks[0]], colls, groups, ranks[0], nodes)
+            for ranks, nodes in classes]
         result.iteration_bound_ns = max(result.class_bounds_ns, default=0)
     return result
 
 
-def _iteration_bound(trace: Trace, file: str, network: Network, colls: _Collectives,
-                     groups: Mapping[str, list[int]], rank: int, runs: list[NodeRun]) -> int:
+def _iteration_bound(trace: Trace, colls: _Collectives, groups: Mapping[str, list[int]],
+                     rank: int, runs: list[NodeRun]) -> int:
     """The rank class's bound of :mod:`themis.training.et_bound`: the nodes of its run
     (in end order, so dependencies first) with each collective's own bound."""
     nodes = {n.id: n for n in trace.nodes}
     slot_nodes = []
-    for run in runs:
-        node = nodes[run.id]
-        kind, coll, size, mask, group = classify(node, file, network.ndims, network.npus,
-                                                 groups, npu_sizes(network), colls.astra2,
-                                                 rank)
+    for run in runs:  # each node as the run classified it
+        node, kind, coll, size = nodes[run.id], run.kind, run.collective, run.size_bytes
         if kind == "compute":
             ns = run.end_ns - run.issue_ns
-        elif kind == "collective" and group is not None:  # no policy changes a flat ring
-            ns = colls.group_ns(node, coll, size, group, list(groups[group]), rank)
+        elif kind == "collective" and run.group is not None:  # no policy changes a flat ring
+            ns = colls.group_ns(node, coll, size, run.group, list(groups[run.group]), rank)
         elif kind == "collective":
-            ns = colls.bound_ns(node, coll, size, mask)
+            ns = colls.bound_ns(node, coll, size, run.mask)
         else:
             ns = 0
         slot_nodes.append(SlotNode(run.id, kind if kind != "control" else "", ns,
