@@ -55,7 +55,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from solvers.iteration import model as new_iteration  # noqa: E402
+from solvers.iteration import workload as new_iteration  # noqa: E402
 from themis import simulator as new_simulator  # noqa: E402
 from themis.collective import Collective  # noqa: E402
 from themis.disciplines import discipline_names  # noqa: E402

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from reports.cli import main
 from reports.cli.common import load_system
 from solvers.iteration.et import solve_et
-from solvers.iteration.model import iteration_problem, solve_program
+from solvers.iteration.model import solve_program
+from solvers.iteration.workload import iteration_problem
 from solvers.result import Status
 from tests.training.test_et_bound import MASKS, NET2, _coll, _system, random_traces
 from themis.collective import Collective
