@@ -220,11 +220,7 @@ def cmd_bound(args: argparse.Namespace) -> int:
 
         ti = time_indexed_bound(instance, slots=args.time_indexed, reference_ns=b.lb_ns)
     if args.json:
-        out = b.to_dict() | instance.collective.chunking()
-        if ti is not None:
-            out["time_indexed"] = ti.to_dict()
-        out["instance"] = instance.to_dict()
-        print_json(out)
+        _print_json_for(b, instance, **({} if ti is None else {"time_indexed": ti.to_dict()}))
         return 0
     print(f"lower bounds for an all-reduce of {instance.size_bytes} bytes in "
           f"{instance.collective.describe_chunks()} on {instance.network.describe()}, "
@@ -243,9 +239,10 @@ def cmd_bound(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_json_for(answer: Any, instance: Any) -> None:
-    """A solver result or bounds as JSON, with the instance and its chunking."""
-    out = answer.to_dict() | instance.collective.chunking()
+def _print_json_for(answer: Any, instance: Any, **extra: Any) -> None:
+    """A solver result or bounds as JSON, with the instance, its chunking and ``extra``
+    fields (e.g. ``time_indexed``, before the instance, as ``bound --json`` prints it)."""
+    out = answer.to_dict() | instance.collective.chunking() | extra
     out["instance"] = instance.to_dict()
     print_json(out)
 
