@@ -3,9 +3,11 @@
 It trusts nothing the producer computed: stage plans are checked against the
 collective and route (the plan shapes the timing model allows), sizes and
 durations are recomputed from the network and the timing model (each chunk's
-plan walked with :func:`themis.stages.chain`), and capacity is checked with a
-sweep over each dimension. It returns the violations found (an empty list means
-the schedule is valid).
+plan walked with :func:`themis.stages.chain`), capacity is checked with a
+sweep over each dimension, and under a resource law that is not exclusive
+(bandwidth sharing) each dimension's ends are replayed from its starts through
+the engine's own law (:mod:`themis.engine.resources`), not a copy of it. It
+returns the violations found (an empty list means the schedule is valid).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
+from themis.engine.resources import ResourceLaw, StageCosts, law_at, resource_law
 from themis.plans import PlanShape, is_permutation, stage_plan
 from themis.schedule import Schedule, Stage
 from themis.stages import chain
@@ -66,6 +69,11 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
     timing_of = _collective_timings(schedule, tm)
     if isinstance(timing_of, Violation):
         return [timing_of]
+    try:  # the engine's own resource law: how stages running together progress
+        law = resource_law(law_at(tm.resource_law, k))
+    except ValueError as err:
+        return [Violation("timing", f"timing {schedule.timing!r}: {err}")]
+    exact = law.exact_durations
 
     # -- collectives and chunk plans ---------------------------------------------------
     if len(schedule.issue_ns) != len(schedule.collectives):
@@ -142,11 +150,10 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
             if s.start_ns < prev_end - max(ABS_TOL_NS, REL_TOL * abs(prev_end)):
                 out.append(Violation("precedence", f"{where}: starts at {s.start_ns} before "
                                                    f"its predecessor ends at {prev_end}"))
-            sharing = tm.shares_bandwidth and k > 1
-            if not sharing and not _close(s.end_ns - s.start_ns, cost.duration_ns, s.end_ns):
+            if exact and not _close(s.end_ns - s.start_ns, cost.duration_ns, s.end_ns):
                 out.append(Violation("duration", f"{where}: lasts {s.end_ns - s.start_ns} ns, "
                                                  f"the timing model says {cost.duration_ns}"))
-            if sharing and s.end_ns - s.start_ns < cost.duration_ns * (1 - REL_TOL) - ABS_TOL_NS:
+            if not exact and s.end_ns - s.start_ns < cost.duration_ns * (1 - REL_TOL) - ABS_TOL_NS:
                 out.append(Violation("duration", f"{where}: lasts {s.end_ns - s.start_ns} ns, "
                                                  f"less than alone ({cost.duration_ns})"))
             prev_end = s.end_ns
@@ -173,8 +180,8 @@ def check(schedule: Schedule, timing: Timing | None = None) -> list[Violation]:
                                                  f"at {t} ns (k = {k})"))
                 break
 
-    if tm.shares_bandwidth and k > 1:
-        out.extend(_check_shared_durations(schedule, timing_of, per_dim))
+    if not exact:
+        out.extend(_check_law_ends(schedule, law, timing_of, per_dim))
     return out
 
 
@@ -211,56 +218,24 @@ def _collective_timings(schedule: Schedule, tm: Timing):
     return lambda ci: made[keys[ci]] if 0 <= ci < len(keys) else tm
 
 
-def _check_shared_durations(schedule: Schedule, timing_of, per_dim) -> list[Violation]:
-    """Recompute ends under equal bandwidth sharing, given the start times.
-
-    Each stage spends its fixed time, then sends its bytes at B / n(t), n(t)
-    the number of the dimension's stages sending at time t; a stage whose rest
-    would take less time than the clock can resolve ends (as in the engine).
-    """
+def _check_law_ends(schedule: Schedule, law: type[ResourceLaw], timing_of,
+                    per_dim) -> list[Violation]:
+    """Recompute each dimension's ends from its start times under the run's resource law
+    (the engine's own law, :meth:`ResourceLaw.ends_ns`: under ``shared`` each stage
+    spends its fixed time, then sends its bytes at B / n(t), n(t) the stages of its
+    dimension sending at time t) and compare them with the schedule's."""
     out = []
     for d, stages in per_dim.items():
         bw = schedule.network.dims[d].bandwidth_bytes_per_ns
-        costs = {}
-        for s in stages:
-            c = timing_of(s.collective).stage(s.phase, d, s.input_bytes)
-            costs[s] = (s.start_ns + c.fixed_ns, c.sent_bytes)
-        pending = sorted(stages, key=lambda s: s.start_ns)
-        remaining: dict[Stage, float] = {}
-        waiting: dict[Stage, float] = {}
-        t = pending[0].start_ns if pending else 0.0
-        ends: dict[Stage, float] = {}
-        i = 0
-        while i < len(pending) or remaining or waiting:
-            while i < len(pending) and pending[i].start_ns <= t:
-                waiting[pending[i]] = costs[pending[i]][0]
-                i += 1
-            for s, fe in list(waiting.items()):
-                if fe <= t:
-                    del waiting[s]
-                    remaining[s] = costs[s][1]
-            candidates = [pending[i].start_ns] if i < len(pending) else []
-            candidates += list(waiting.values())
-            if remaining:
-                n = len(remaining)
-                candidates.append(t + min(remaining.values()) * n / bw)
-            t_next = min(candidates)
-            if remaining:
-                n = len(remaining)
-                per = (t_next - t) * bw / n
-                for s in list(remaining):
-                    remaining[s] -= per
-                    # done, or the rest takes less time than t_next can resolve
-                    if remaining[s] <= REL_TOL * max(costs[s][1], 1.0) \
-                            or t_next + max(remaining[s], 0.0) * n / bw <= t_next:
-                        ends[s] = t_next
-                        del remaining[s]
-            t = t_next
-        for s in stages:
-            if s in ends and not _close(ends[s], s.end_ns):
+        cost = [timing_of(s.collective).stage(s.phase, d, s.input_bytes) for s in stages]
+        ends = law.ends_ns([s.start_ns for s in stages],
+                           StageCosts([c.fixed_ns for c in cost], [c.sent_bytes for c in cost],
+                                      [c.duration_ns for c in cost]), bw)
+        for s, e in zip(stages, ends, strict=True):
+            if not math.isnan(e) and not _close(e, s.end_ns):
                 out.append(Violation("duration", f"chunk {(s.collective, s.chunk)} step {s.step}"
-                                                 f" on {d}: ends at {s.end_ns}, bandwidth "
-                                                 f"sharing gives {ends[s]}"))
+                                                 f" on {d}: ends at {s.end_ns}, resource law "
+                                                 f"{law.name!r} gives {e}"))
     return out
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from themis.collective import Collective
 from themis.disciplines import canonical_intra
-from themis.engine import Rules
+from themis.engine import Rules, resource_law
 from themis.plans import PlanShape
 from themis.policies.base import InterPolicy, RunModel, canonical_policy, is_route, make_policy
 from themis.schedule import Chunking, astra_chunk_sizes
@@ -122,13 +122,15 @@ class RunKind:
         """Whether the run follows ASTRA-sim 1.0's same-tick event order."""
         return self.meaning.event_order == "astra"
 
-    def rules(self, shared: bool = False) -> Rules:
-        """The engine's rules (:mod:`themis.engine.rules`): ASTRA-sim 1.0's event order
-        under its timing, else the simulator's; per-dimension loads are kept (what an
-        online planner reads; they change no time)."""
+    def rules(self, law: str = "exclusive") -> Rules:
+        """The engine's rules (:mod:`themis.engine.rules`) under the resource law ``law``
+        (:func:`~themis.engine.resources.law_at`): ASTRA-sim 1.0's event order under its
+        timing, else the simulator's; per-dimension loads are kept (what an online
+        planner reads; they change no time)."""
         if self.astra_events:
             return Rules.astra(self.boost_mode)
-        return replace(Rules.simulator(self.boost_mode, shared), loads=True)
+        exact = resource_law(law).exact_durations
+        return replace(Rules.simulator(self.boost_mode, exact), loads=True)
 
     # -- chunking -------------------------------------------------------------------
     def chunk_sizes(self, size_bytes: int, chunks: int) -> list[int]:

@@ -4,7 +4,8 @@ One NPU's view (model.md §2, §5): each dimension is a resource that runs at
 most k stages at once; stages wait in a per-dimension queue ordered by an
 intra-dimension discipline (:mod:`themis.disciplines`). The collectives are
 issued at their issue times into the one event loop of :mod:`themis.engine`
-(resource model exclusive, or bandwidth shared), under the simulator's
+(under the resource law the timing model names, :mod:`themis.engine.resources`:
+stages alone, or bandwidth shared), under the simulator's
 :meth:`Rules.simulator <themis.engine.rules.Rules.simulator>`.
 The cost depends on the number of stages, never on the number of NPUs.
 
@@ -25,7 +26,7 @@ from itertools import repeat
 
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
-from themis.engine import EventLoop, Rules, ServeOrder
+from themis.engine import EventLoop, Rules, ServeOrder, law_at, resource_law
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, check_routes, stage_plan
 from themis.policies import InterPolicy, make_policy
@@ -219,16 +220,17 @@ class _Events:
     end: list[float]
 
 
-def _rules(tm: Timing, tie_dim: bool, shared: bool) -> Rules:
+def _rules(tm: Timing, tie_dim: bool, law: str) -> Rules:
     """The engine's rules for a run under ``tm``: the simulator's, except that a timing
     whose simulator restarts the old dimension's queue before the next one at a
     same-tick hand-over (ASTRA-sim 1.0, ``Sys::proceed_to_next_vnet_baseline``) serves
     its own dimension first (:class:`themis.timing.base.Meaning` ``event_order``)."""
     from themis.timing import timing_meaning
 
-    rules = Rules.simulator(tie_dim, shared)
+    exact = resource_law(law).exact_durations
+    rules = Rules.simulator(tie_dim, exact)
     name = getattr(tm, "name", "")
-    if not shared and name and timing_meaning(name).event_order == "astra":
+    if exact and name and timing_meaning(name).event_order == "astra":
         rules = dataclasses.replace(rules, serve=ServeOrder.OWN_FIRST)
     return rules
 
@@ -358,10 +360,10 @@ def _run_events(
     else:
         queues = [make_discipline(intra_key, table) for _ in range(ndims)]
 
-    shared = tm.shares_bandwidth and config.active_chunks > 1
+    law = law_at(tm.resource_law, config.active_chunks)
     loop = EventLoop(table, ndims, config.active_chunks,
-                     _rules(tm, config.tie_order == "dim", shared),
-                     [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None)
+                     _rules(tm, config.tie_order == "dim", law), law,
+                     [d.bandwidth_bytes_per_ns for d in network.dims])
     loop.queues = queues
     for t, firsts in zip(issues, first_sids, strict=True):
         loop.issue_at(t, firsts)

@@ -261,7 +261,7 @@ class TickTiming:
     the larger tick count is kept (a hint timed with it stays feasible).
     """
 
-    shares_bandwidth = False
+    resource_law = "exclusive"
     #: The model's plans are reduce-scatter then all-gather (the only stages it times).
     plan_shapes: ClassVar[tuple[PlanShape, ...]] = (PlanShape.RS_AG,)
 

@@ -47,6 +47,7 @@ from solvers.iteration.model import (
 )
 from solvers.result import Status
 from themis.disciplines.replay import Replay
+from themis.engine.resources import resource_law
 from themis.plans import Plan
 from themis.program import Node, NodeKind, Program
 from themis.training.et_bound import CollectiveModel, model_bound_ns
@@ -72,7 +73,7 @@ def collective_problem(model: CollectiveModel, timing: str) -> IterationProblem:
     dimension's order free, its own bound as the floor and its run as hint and cap;
     refuses (one line naming ``--timing``) stage times that are not whole ns and
     bandwidth sharing."""
-    if model.shared:
+    if not resource_law(model.law).exact_durations:
         raise InputError("the exact iteration model has no bandwidth sharing (alpha-beta "
                          "with k > 1); use --timing astra-sim-2 or k = 1", "--timing", timing)
     plans = model.alts.plans(model.kind, model.dims)
@@ -279,7 +280,7 @@ def _collective_ns(model: CollectiveModel, plans: list[Plan],
 
     proto = model.engine
     engine = Engine(model.network, proto.timings, "fifo", model.active_chunks, proto.rules,
-                    model.shared)
+                    model.law)
     first: list[int] = []
     total = 0
     for p in plans:

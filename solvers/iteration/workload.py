@@ -20,7 +20,7 @@ from solvers.iteration.model import (
     solve_program,
 )
 from themis.disciplines.replay import Replay
-from themis.engine import Engine
+from themis.engine import Engine, law_at, resource_law
 from themis.plans import Plan
 from themis.program import Node, Program
 from themis.timing import make_timing
@@ -94,7 +94,8 @@ def iteration_problem(workload: Workload, network: Network, cfg: TrainingConfig,
     refusals as :func:`solve_iteration`."""
     s = _setup(workload, network, cfg)
     k = cfg.active_chunks
-    if k > 1 and make_timing(cfg.timing, s.lnet, None, cfg.endpoint_delay_ns).shares_bandwidth:
+    law = law_at(make_timing(cfg.timing, s.lnet, None, cfg.endpoint_delay_ns).resource_law, k)
+    if not resource_law(law).exact_durations:
         raise InputError("the exact iteration model has no bandwidth sharing (alpha-beta with "
                          "k > 1); use --timing astra-sim-1.0 or k = 1",
                          "active-chunks-per-dimension", k)
@@ -116,7 +117,7 @@ def iteration_problem(workload: Workload, network: Network, cfg: TrainingConfig,
             per.append(opts)
         options.append(per)
     check_size(options, max_intervals, ("chunks or layers", "chunks", cfg.chunks))
-    lb_iter = iteration_bound(s.program, s.lnet, cfg, s.timings, False)
+    lb_iter = iteration_bound(s.program, s.lnet, cfg, s.timings, law)
     hint = _best_policy(workload, network, cfg)
     problem = IterationProblem(
         s.program, options, [[float(x) for x in sz] for _, sz, _, _ in found],

@@ -70,7 +70,7 @@ def test_same_tick_hand_over_serves_the_old_dimension_first(tmp_path, capsys) ->
 def test_the_run_kind_owns_the_serve_order() -> None:
     assert RunKind.of("astra-sim-1.0").rules().serve == "own-first"
     assert RunKind.of("alpha-beta").rules().serve == "next-first"
-    assert RunKind.of("alpha-beta").rules(shared=True).serve == "ascending"
+    assert RunKind.of("alpha-beta").rules("shared").serve == "ascending"
 
 
 def _ring3() -> Network:

@@ -90,7 +90,7 @@ def test_registered_and_not_sharing() -> None:
     assert "astra-sim-1.0" in timing_names()
     tm = make_timing("astra-sim-1.0", switch3(), HD3, 10)
     assert isinstance(tm, AstraSim10Timing)
-    assert tm.shares_bandwidth is False
+    assert tm.resource_law == "exclusive"
 
 
 def test_ring_formulas_by_hand() -> None:

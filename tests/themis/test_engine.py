@@ -59,7 +59,7 @@ def table_of(chunks: list[list[tuple[int, float]]]) -> tuple[StageTable, list[in
 def run(table: StageTable, firsts: list[int], rules: Rules, ndims: int, shared: bool = False,
         last_msg: dict[int, float] | None = None) -> tuple[EventLoop, list[tuple[int, int]]]:
     log: list[tuple[int, int]] = []
-    loop = EventLoop(table, ndims, 1, rules, [1.0] * ndims if shared else None)
+    loop = EventLoop(table, ndims, 1, rules, "shared" if shared else "exclusive", [1.0] * ndims)
     if rules.final_message_ties:  # the loop keeps them only under that rule
         for sid, ns in (last_msg or {}).items():
             loop.last_msg[sid] = ns

@@ -163,8 +163,8 @@ def _engine_run(program: Program):
     from themis.training.simulate import prepare, run_program
 
     wl = workload("DATA", layer("l0", 1, 1, 1, 1))
-    _, lnet, _, timings, shared = prepare(wl, NET, CFG)
-    return run_program(program, lnet, CFG, timings, shared, layer_names=["l0"], bound=False)
+    _, lnet, _, timings, law = prepare(wl, NET, CFG)
+    return run_program(program, lnet, CFG, timings, law, layer_names=["l0"], bound=False)
 
 
 def test_two_threads_on_the_engine_by_hand() -> None:

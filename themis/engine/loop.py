@@ -2,9 +2,11 @@
 
 Each dimension runs at most k stages at once; a stage is never preempted.
 Stages wait in a per-dimension :class:`~themis.disciplines.Discipline`; how
-running stages progress is a resource model (:mod:`themis.engine.resources`:
-:class:`~themis.engine.resources.Exclusive` or
-:class:`~themis.engine.resources.Shared`). Collectives are *issued* into the
+running stages progress is a resource law, named by the caller (the run's timing
+model names it; :mod:`themis.engine.resources`:
+:class:`~themis.engine.resources.Exclusive`,
+:class:`~themis.engine.resources.Shared` or a registered
+:class:`~themis.engine.resources.EventLaw`). Collectives are *issued* into the
 loop: an issue queues the first stage of each of its chunks, one at a time (a
 dimension idle at the issue tick starts chunk 0 before chunk 1 is queued); a
 chunk's next stage is queued when its stage ends. A dimension is served (its
@@ -42,7 +44,7 @@ from heapq import heappop, heappush
 
 from themis.disciplines import Discipline, PriorityDiscipline
 from themis.disciplines.base import SID_BITS, SID_MASK, TIE_TOP
-from themis.engine.resources import Exclusive, HeapEntry, Shared
+from themis.engine.resources import EventLaw, Exclusive, HeapEntry, ResourceLaw, resource_law
 from themis.engine.rules import Rules, ServeOrder
 from themis.stages import StageTable
 
@@ -57,8 +59,9 @@ _QueueOps = tuple[list[Callable[[int], object]], list[Callable[[], int | None]],
 
 class EventLoop:
     """The event loop over ``table``'s stages on ``ndims`` dimensions of ``active_chunks``
-    slots each, under ``rules``; bandwidth shared (:class:`Shared`) when
-    ``bandwidth_bytes_per_ns`` is given, else stages alone (:class:`Exclusive`).
+    slots each, under ``rules`` and the resource law named ``law``
+    (:func:`~themis.engine.resources.law_at` of the timing's law and k;
+    ``bandwidth_bytes_per_ns``, each dimension's, for a law that reads it).
 
     ``queues`` (one :class:`Discipline` per dimension) must be set before
     :meth:`run`. With ``growing`` the caller adds stages to ``table`` (whole
@@ -69,6 +72,7 @@ class EventLoop:
     """
 
     def __init__(self, table: StageTable, ndims: int, active_chunks: int, rules: Rules,
+                 law: str = "exclusive",
                  bandwidth_bytes_per_ns: Sequence[float] | None = None,
                  growing: bool = False) -> None:
         n = len(table)
@@ -91,13 +95,10 @@ class EventLoop:
         self.unsent = [0.0] * ndims
         self.queues: list[Discipline] = []
         self.on_chunk_end: Callable[[int, float], None] | None = None
-        self.resource: Exclusive | Shared
-        if bandwidth_bytes_per_ns is None:
-            self.resource = Exclusive(ndims, rules.tie_dim)
-        else:
-            self.resource = Shared(table, ndims, self.heap, rules.tie_dim, bandwidth_bytes_per_ns,
-                                   rules.time_tol_ns, self.busy if rules.loads else None,
-                                   self.sent if rules.loads else None)
+        #: The resource law's instance running this loop's dimensions.
+        self.resource: ResourceLaw = resource_law(law)(
+            table, ndims, self.heap, rules.tie_dim, bandwidth_bytes_per_ns, rules.time_tol_ns,
+            self.busy if rules.loads else None, self.sent if rules.loads else None)
         self._growing = growing
         self._qkey: list[int] = [0] * n if growing else []
         self._calls: list[_Call | list[int] | None] = []
@@ -161,8 +162,9 @@ class EventLoop:
     def run(self) -> None:
         """Process events until none is left.
 
-        The hot path is written out inline: under :class:`Exclusive` the loop
-        schedules stage ends itself (an end is known at the start).
+        The hot path is written out inline: under a law of exact durations
+        (:class:`Exclusive`) the loop schedules stage ends itself (an end is known at
+        the start); an :class:`EventLaw` plans them on the heap.
         """
         if self._ops is None:
             self._ops = self._queue_ops()
@@ -182,6 +184,8 @@ class EventLoop:
         res = self.resource
         base = res.tie_base
         exclusive = isinstance(res, Exclusive)
+        if not exclusive and not isinstance(res, EventLaw):
+            raise TypeError(f"resource law {res.name!r} is neither Exclusive nor an EventLaw")
         running = res.running if isinstance(res, Exclusive) else []
         # Under Exclusive, what the rules may add to a stage start: the final-message
         # times and the loads (one name for dispatch to test; see below).
@@ -191,7 +195,7 @@ class EventLoop:
                      (running, busy, sent, s_sent) if loads else None)
         begin: Callable[[int, int, float], None] | None = None
         after_dispatch: Callable[[int], None] | None = None
-        if isinstance(res, Shared):
+        if isinstance(res, EventLaw):
             begin, complete = res.begin, res.complete
             after_dispatch, after_event = res.after_dispatch, res.after_event
         seq = self._starts  # start order (the resource's ties under Exclusive)

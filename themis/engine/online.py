@@ -28,17 +28,18 @@ class Engine(EventLoop):
     ``timings`` gives the timing model of each collective kind; ``queue`` is the
     discipline every dimension runs (with collective priorities:
     :meth:`themis.runkind.RunKind.priority_queue`); ``rules`` the event orders
-    (:meth:`themis.runkind.RunKind.rules`); with ``shared`` a dimension's sending
-    stages share its bandwidth (k > 1 under a timing that shares it). Per stage it records the
+    (:meth:`themis.runkind.RunKind.rules`); ``law`` the resource law
+    (:func:`~themis.engine.resources.law_at` of the timings' law and k). Per stage it records the
     collective (``coll``) and chunk (``chunk``); per collective its issue time,
     end and chunks still running.
     """
 
     def __init__(self, network: Network, timings: Mapping[str, Timing], queue: str,
-                 active_chunks: int, rules: Rules, shared: bool = False) -> None:
+                 active_chunks: int, rules: Rules, law: str = "exclusive") -> None:
         table = StageTable()
-        bandwidth = [d.bandwidth_bytes_per_ns for d in network.dims] if shared else None
-        super().__init__(table, network.ndims, active_chunks, rules, bandwidth, growing=True)
+        bandwidth = [d.bandwidth_bytes_per_ns for d in network.dims]
+        super().__init__(table, network.ndims, active_chunks, rules, law, bandwidth,
+                         growing=True)
         self.network = network
         self.timings = timings
         self.prio = table.priority

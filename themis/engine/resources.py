@@ -1,12 +1,24 @@
-"""The engine's two resource models: how a dimension's running stages progress (model.md §5).
+"""Resource laws: how a dimension's running stages progress (model.md §5).
 
-* :class:`Exclusive` - a stage runs alone at its full duration (k = 1, or a
-  timing model without bandwidth sharing). A stage's end is known when it
+A timing model names its law (``Timing.resource_law``); the engine runs it, the
+checker replays a schedule's stages through it (:meth:`ResourceLaw.ends_ns`) and the
+bounds read which capacity terms it keeps valid (:attr:`ResourceLaw.bound_fields`), so
+the three never disagree on what sharing a dimension means. Laws are plug-ins,
+registered by name (:func:`register_resource_law`); the bundled two:
+
+* :class:`Exclusive` (``exclusive``) - a stage runs alone at its full duration (k = 1,
+  or a timing model without bandwidth sharing). A stage's end is known when it
   starts, so the event loop schedules it itself (:mod:`themis.engine.loop`).
-* :class:`Shared` - a stage first spends its fixed (latency) time, then sends
-  its bytes at B / n, n the stages of its dimension sending at that time. Each
-  dimension has one live event, re-planned whenever its running set changes
-  (older ones carry a stale version).
+* :class:`Shared` (``shared``) - a stage first spends its fixed (latency) time, then
+  sends its bytes at B / n, n the stages of its dimension sending at that time.
+  Each dimension has one live event, re-planned whenever its running set changes
+  (older ones carry a stale version). With one slot per dimension (k = 1) it is
+  :class:`Exclusive` (:func:`law_at`).
+
+A new law subclasses :class:`EventLaw` (its events on the loop's heap, like
+:class:`Shared`) and is registered with :func:`register_resource_law`; a timing
+model naming it then runs under it in the simulator, the training engine and the
+checker, and the bounds keep only the terms its ``bound_fields`` name.
 
 Heap entries are ``(time, scheduled at, tie, code)``; a resource's ties are
 ``tie_base[d] + a counter``, so ties of one resource never repeat and equal-time
@@ -17,10 +29,12 @@ events of one scheduling time are processed by start order, or with
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from enum import StrEnum
+from typing import ClassVar, Protocol, TypeVar
 
 from themis.engine.rules import SHARED_TOL
-from themis.stages import StageTable
 
 #: Tie keys on dimension d start at d << TIE_DIM_SHIFT (``tie_dim``).
 TIE_DIM_SHIFT = 44
@@ -34,7 +48,112 @@ def tie_base(ndims: int, tie_dim: bool) -> list[int]:
     return [(d << TIE_DIM_SHIFT) if tie_dim else 0 for d in range(ndims)]
 
 
-class Exclusive:
+class Costs(Protocol):
+    """A law's view of the stages: per stage id, its fixed (latency) time, the bytes it
+    sends and its duration alone (a :class:`~themis.stages.StageTable`, or the
+    checker's :class:`StageCosts`)."""
+
+    @property
+    def fixed_ns(self) -> Sequence[float]: ...
+    @property
+    def sent_bytes(self) -> Sequence[float]: ...
+    @property
+    def duration_ns(self) -> Sequence[float]: ...
+
+
+class StageCosts:
+    """Plain :class:`Costs` columns (what the checker replays)."""
+
+    def __init__(self, fixed_ns: Sequence[float], sent_bytes: Sequence[float],
+                 duration_ns: Sequence[float]) -> None:
+        self.fixed_ns, self.sent_bytes, self.duration_ns = fixed_ns, sent_bytes, duration_ns
+
+
+class ResourceLawName(StrEnum):
+    """The bundled laws' names (a registered law may add others)."""
+
+    EXCLUSIVE = "exclusive"
+    SHARED = "shared"
+
+
+class ResourceLaw:
+    """A resource law (module docstring). One instance runs the dimensions of one
+    event loop: ``ResourceLaw(costs, ndims, heap, tie_dim, bandwidth_bytes_per_ns,
+    time_tol_ns, busy, sent)`` (``busy`` / ``sent``: per-dimension loads to keep, or
+    ``None``)."""
+
+    #: Its registered name.
+    name: ClassVar[str] = ""
+    #: Whether a stage lasts exactly its duration alone (its end known when it starts:
+    #: the event loop schedules it, the checker compares each stage's length with it).
+    exact_durations: ClassVar[bool] = False
+    #: The per-dimension capacity terms a lower bound may use under the law: ``load``
+    #: (at most k stages at once, each at least its time alone) and ``byte`` (a
+    #: dimension sends at most B bytes per ns).
+    bound_fields: ClassVar[tuple[str, ...]] = ("load",)
+
+    tie_base: list[int]
+
+    def __init__(self, costs: Costs, ndims: int, heap: list[HeapEntry], tie_dim: bool,
+                 bandwidth_bytes_per_ns: Sequence[float] | None = None,
+                 time_tol_ns: float = 0.0, busy: list[float] | None = None,
+                 sent: list[float] | None = None) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def at_slots(cls, active_chunks: int) -> str:
+        """The law a run with ``active_chunks`` slots per dimension is under (a law that
+        is :class:`Exclusive` with one slot says so, for the engine's fast path)."""
+        return cls.name
+
+    @classmethod
+    def ends_ns(cls, starts_ns: Sequence[float], costs: Costs,
+                bandwidth_bytes_per_ns: float) -> list[float]:
+        """Each stage's end on one dimension, given every start (the checker's replay)."""
+        raise NotImplementedError
+
+    def inflight(self, t: float, costs: Costs, start: Sequence[float],
+                 out: list[float]) -> None:
+        """Take from ``out`` (per dimension) the bytes running stages have sent by ``t``."""
+        raise NotImplementedError
+
+
+_LAWS: dict[str, type[ResourceLaw]] = {}
+_L = TypeVar("_L", bound=type[ResourceLaw])
+
+
+def register_resource_law(name: str) -> Callable[[_L], _L]:
+    """Register a :class:`ResourceLaw` subclass under ``name`` (a timing model's
+    ``resource_law`` names it)."""
+    def deco(cls: _L) -> _L:
+        cls.name = str(name)
+        _LAWS[str(name)] = cls
+        return cls
+    return deco
+
+
+def resource_law(name: str) -> type[ResourceLaw]:
+    """The law registered as ``name``."""
+    try:
+        return _LAWS[name]
+    except KeyError:
+        raise ValueError(f"unknown resource law {name!r}; known: "
+                         f"{', '.join(_LAWS)}") from None
+
+
+def resource_law_names() -> list[str]:
+    """The registered laws, bundled first."""
+    return list(_LAWS)
+
+
+def law_at(name: str, active_chunks: int) -> str:
+    """The law a dimension of ``active_chunks`` slots runs under a timing whose law is
+    ``name`` (``shared`` with one slot is ``exclusive``)."""
+    return resource_law(name).at_slots(active_chunks)
+
+
+@register_resource_law(ResourceLawName.EXCLUSIVE)
+class Exclusive(ResourceLaw):
     """Stages run alone: a stage started at t ends at t + its duration.
 
     The event loop pushes these ends itself, with tie keys ``tie_base[d] +``
@@ -42,11 +161,23 @@ class Exclusive:
     dimension's running stages when the loop keeps loads.
     """
 
-    def __init__(self, ndims: int, tie_dim: bool) -> None:
+    exact_durations = True
+    bound_fields = ("load",)
+
+    def __init__(self, costs: Costs, ndims: int, heap: list[HeapEntry], tie_dim: bool,
+                 bandwidth_bytes_per_ns: Sequence[float] | None = None,
+                 time_tol_ns: float = 0.0, busy: list[float] | None = None,
+                 sent: list[float] | None = None) -> None:
         self.tie_base = tie_base(ndims, tie_dim)
         self.running: list[set[int]] = [set() for _ in range(ndims)]
 
-    def inflight(self, t: float, table: StageTable, start: Sequence[float],
+    @classmethod
+    def ends_ns(cls, starts_ns: Sequence[float], costs: Costs,
+                bandwidth_bytes_per_ns: float) -> list[float]:
+        """Start plus duration."""
+        return [t + d for t, d in zip(starts_ns, costs.duration_ns, strict=True)]
+
+    def inflight(self, t: float, table: Costs, start: Sequence[float],
                  out: list[float]) -> None:
         """Take from ``out`` the part of each running stage's bytes sent by ``t``
         (its share of its time elapsed)."""
@@ -57,7 +188,61 @@ class Exclusive:
                     out[d] -= table.sent_bytes[sid] * min(1.0, (t - start[sid]) / dur)
 
 
-class Shared:
+class EventLaw(ResourceLaw):
+    """A law whose stage ends the law itself plans on the loop's heap: the loop calls
+    :meth:`begin` for each stage it starts on a dimension, :meth:`after_dispatch` once
+    it started what it could there, :meth:`complete` on each of the law's events
+    (``None`` for a stale one, else the dimension and the stages that end) and
+    :meth:`after_event` after serving the dimensions. :meth:`ends_ns` replays the
+    same calls for the checker."""
+
+    def begin(self, sid: int, d: int, t: float) -> None:
+        """Stage ``sid`` starts on ``d`` at ``t``."""
+        raise NotImplementedError
+
+    def after_dispatch(self, d: int) -> None:
+        """The loop started what it could on ``d`` at this time."""
+        raise NotImplementedError
+
+    def complete(self, t: float, code: int) -> tuple[int, list[int]] | None:
+        """The dimension and the stages (ascending) that end at ``t`` with the event
+        ``code``, or ``None`` for a stale event."""
+        raise NotImplementedError
+
+    def after_event(self, d: int) -> None:
+        """The loop processed an event of ``d``."""
+        raise NotImplementedError
+
+    @classmethod
+    def ends_ns(cls, starts_ns: Sequence[float], costs: Costs,
+                bandwidth_bytes_per_ns: float) -> list[float]:
+        """Run the stages on one dimension from the given starts, as the loop would
+        (ends of a time before starts of that time); ``nan`` for a stage that never
+        ends (cannot happen with a law that ends every stage)."""
+        heap: list[HeapEntry] = []
+        law = cls(costs, 1, heap, False, [bandwidth_bytes_per_ns])
+        order = sorted(range(len(starts_ns)), key=starts_ns.__getitem__)
+        ends = [math.nan] * len(starts_ns)
+        i = 0
+        while i < len(order) or heap:
+            nxt = starts_ns[order[i]] if i < len(order) else math.inf
+            if heap and heap[0][0] <= nxt:
+                t, _, _, code = heapq.heappop(heap)
+                got = law.complete(t, code)
+                if got is not None:
+                    for sid in got[1]:
+                        ends[sid] = t
+                    law.after_event(0)
+                continue
+            while i < len(order) and starts_ns[order[i]] == nxt:
+                law.begin(order[i], 0, nxt)
+                i += 1
+            law.after_dispatch(0)
+        return ends
+
+
+@register_resource_law(ResourceLawName.SHARED)
+class Shared(EventLaw):
     """Bandwidth shared equally among a dimension's sending stages.
 
     A running stage is ``[fixed_end_ns, remaining_bytes]``; between events the
@@ -72,10 +257,16 @@ class Shared:
     """
 
     TOL = SHARED_TOL
+    exact_durations = False
+    bound_fields = ("load", "byte")
 
-    def __init__(self, table: StageTable, ndims: int, heap: list[HeapEntry], tie_dim: bool,
-                 bandwidth_bytes_per_ns: Sequence[float], time_tol_ns: float = 0.0,
-                 busy: list[float] | None = None, sent: list[float] | None = None) -> None:
+    def __init__(self, costs: Costs, ndims: int, heap: list[HeapEntry], tie_dim: bool,
+                 bandwidth_bytes_per_ns: Sequence[float] | None = None,
+                 time_tol_ns: float = 0.0, busy: list[float] | None = None,
+                 sent: list[float] | None = None) -> None:
+        if bandwidth_bytes_per_ns is None:
+            raise ValueError("the shared resource law needs each dimension's bandwidth")
+        table = costs
         self._fixed = table.fixed_ns
         self._sent = table.sent_bytes
         self._heap = heap
@@ -90,6 +281,11 @@ class Shared:
         self._last_t = [0.0] * ndims
         self._version = [0] * ndims
         self._dirty = [False] * ndims
+
+    @classmethod
+    def at_slots(cls, active_chunks: int) -> str:
+        """One stage at a time has the whole bandwidth: :class:`Exclusive`."""
+        return cls.name if active_chunks > 1 else ResourceLawName.EXCLUSIVE.value
 
     def _advance(self, d: int, t: float) -> None:
         run = self.running[d]
@@ -169,7 +365,7 @@ class Shared:
         """Reschedule the dimension whose event was processed."""
         self._reschedule(d)
 
-    def inflight(self, t: float, table: StageTable, start: Sequence[float],
+    def inflight(self, t: float, table: Costs, start: Sequence[float],
                  out: list[float]) -> None:
         """Take from ``out`` the bytes each running stage has sent (as of its
         dimension's last event)."""

@@ -66,12 +66,13 @@ class Rules:
     loads: bool = False
 
     @classmethod
-    def simulator(cls, tie_dim: bool, shared: bool) -> Rules:
-        """The simulator's rules (:func:`themis.simulator.run`): stages alone serve the
-        successor's dimension first; under bandwidth sharing the touched dimensions are
-        served ascending; exact time comparisons; no final-message ties, no loads."""
+    def simulator(cls, tie_dim: bool, exact_durations: bool = True) -> Rules:
+        """The simulator's rules (:func:`themis.simulator.run`): stages alone (a resource
+        law of exact durations) serve the successor's dimension first; under a law whose
+        ends the law plans (bandwidth sharing) the touched dimensions are served
+        ascending; exact time comparisons; no final-message ties, no loads."""
         return cls(tie_dim=tie_dim,
-                   serve=ServeOrder.ASCENDING if shared else ServeOrder.NEXT_FIRST)
+                   serve=ServeOrder.NEXT_FIRST if exact_durations else ServeOrder.ASCENDING)
 
     @classmethod
     def astra(cls, tie_dim: bool) -> Rules:

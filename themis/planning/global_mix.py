@@ -84,9 +84,9 @@ def forecast_ns(workload: Workload, network: Network, cfg: TrainingConfig
 
 def _plans(workload: Workload, network: Network, cfg: TrainingConfig
            ) -> tuple[list[list[Plan]], list[Replayed], WindowBound, int]:
-    wl, lnet, b, timings, shared = prepare(workload, network, cfg)
+    wl, lnet, b, timings, law = prepare(workload, network, cfg)
     issued, _, bound = replay_issues(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings,
-                                     shared)
+                                     law)
     if not issued:
         return [], issued, bound, lnet.ndims
     fracs = _solve(issued, bound)
@@ -113,7 +113,7 @@ def _busy(bound: WindowBound, rep: Replayed, plan: Plan, size: int) -> dict[int,
 def _solve(issued: list[Replayed], bound: WindowBound) -> list[list[list[float]]]:
     """Fractional counts per collective, size class and option (the two LPs)."""
     alts, k = bound.alts, bound.k
-    fields = ("load", "byte") if bound.shared else ("load",)
+    fields = bound.fields
     # Per collective and size class: each option's (load, byte, head, tail) per dimension.
     table: list[list[list[_Option]]] = []
     counts: list[list[int]] = []

@@ -28,7 +28,7 @@ class AlphaBetaTiming:
     algorithms: tuple[str, ...]
     endpoint_delay_ns: float = 0.0
     name: str = "alpha-beta"
-    shares_bandwidth: bool = True
+    resource_law: str = "shared"
     plan_shapes: ClassVar[tuple[PlanShape, ...]] = (PlanShape.RS_AG, PlanShape.LOCAL_BW_AWARE)
 
     def stage(self, phase: str, dim: int, input_bytes: float) -> StageCost:

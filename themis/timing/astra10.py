@@ -136,7 +136,7 @@ class AstraSim10Timing:
     algorithms: tuple[str, ...]
     endpoint_delay_ns: float = 0.0
     name: str = NAME
-    shares_bandwidth: bool = False
+    resource_law: str = "exclusive"
     #: ASTRA-sim 1.0 without localBWAware runs a whole all-reduce on every dimension.
     plan_shapes: ClassVar[tuple[PlanShape, ...]] = tuple(PlanShape)
     _dims: tuple[_Dim, ...] = field(default=(), init=False, repr=False, compare=False)

@@ -93,7 +93,7 @@ class AstraSim2Timing:
     endpoint_delay_ns: float = 10.0
     local_mem_bw_GBps: float = 0.0
     name: str = NAME
-    shares_bandwidth: bool = False
+    resource_law: str = "exclusive"
     #: Every shape is timed; 2.x itself builds ``ar-per-dim`` (collective-optimization
     #: baseline) and ``local-bw-aware`` (localBWAware) plans (:mod:`themis.astra2_run`).
     plan_shapes: ClassVar[tuple[PlanShape, ...]] = tuple(PlanShape)

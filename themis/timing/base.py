@@ -45,8 +45,11 @@ class Timing(Protocol):
     @property
     def endpoint_delay_ns(self) -> float: ...
     @property
-    def shares_bandwidth(self) -> bool:
-        """Whether stages running together on a dimension share its bandwidth."""
+    def resource_law(self) -> str:
+        """The name of the resource law stages running together on a dimension follow
+        (:mod:`themis.engine.resources`: ``exclusive``, ``shared`` or a registered one);
+        the engine runs it, the checker replays a schedule through it and the bounds
+        keep the terms it names."""
         ...
     #: The all-reduce plan shapes this model runs; the checker accepts exactly these
     #: (``local-bw-aware`` only in a schedule marked ``local_bw_aware``).

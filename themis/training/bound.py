@@ -50,7 +50,7 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from themis.engine import Engine
+from themis.engine import Engine, resource_law
 from themis.highs import LinearModel
 from themis.limits import check_route_enumeration
 from themis.plans import stage_plan
@@ -170,8 +170,10 @@ def _classes(sizes: list[int]) -> tuple[tuple[float, int], ...]:
 class WindowBound:
     """The three parts of the module docstring for one run's stage costs."""
 
-    def __init__(self, alts: Alternatives, k: int, shared: bool) -> None:
-        self.alts, self.k, self.shared = alts, k, shared
+    def __init__(self, alts: Alternatives, k: int, law: str = "exclusive") -> None:
+        self.alts, self.k, self.law = alts, k, law
+        #: The capacity terms valid under the run's resource law (its ``bound_fields``).
+        self.fields: tuple[str, ...] = resource_law(law).bound_fields
         self._own: dict[Shape, float] = {}
 
     def alone_ns(self, shape: Shape) -> float:
@@ -220,7 +222,7 @@ class WindowBound:
         return max(0.0, solved.value * unit * (1.0 - SAFETY))
 
     def _fields(self) -> tuple[str, ...]:
-        return ("load", "byte") if self.shared else ("load",)
+        return self.fields
 
     def _coef(self, alt: Alternative, d: int, field: str) -> float:
         return alt.load_ns[d] / self.k if field == "load" else alt.byte_ns[d]
@@ -314,7 +316,7 @@ class Replayed:
 
 
 def replay_issues(program: Program, network: Network, cfg: TrainingConfig,
-                  timings: dict[str, Timing], shared: bool = False
+                  timings: dict[str, Timing], law: str = "exclusive"
                   ) -> tuple[list[Replayed], float, WindowBound]:
     """Step 2 for a training ``program`` (compiled on the logical ``network``): every
     collective's earliest issue time, the replay's end, and the :class:`WindowBound`
@@ -322,7 +324,7 @@ def replay_issues(program: Program, network: Network, cfg: TrainingConfig,
     kind = cfg.run_kind
     engine = Engine(network, timings, kind.priority_queue("fifo"), cfg.active_chunks,
                     kind.rules())
-    bound = WindowBound(Alternatives(engine, kind), cfg.active_chunks, shared)
+    bound = WindowBound(Alternatives(engine, kind), cfg.active_chunks, law)
     issued: list[Replayed] = []
 
     def issue(run: Execution, node: Node) -> CollectiveRecord:
@@ -343,8 +345,8 @@ def replay_issues(program: Program, network: Network, cfg: TrainingConfig,
 
 
 def iteration_bound(program: Program, network: Network, cfg: TrainingConfig,
-                    timings: dict[str, Timing], shared: bool = False) -> float:
+                    timings: dict[str, Timing], law: str = "exclusive") -> float:
     """The lower bound of the module docstring for a training ``program`` (compiled on
     the logical ``network``)."""
-    issued, replay, bound = replay_issues(program, network, cfg, timings, shared)
+    issued, replay, bound = replay_issues(program, network, cfg, timings, law)
     return max(replay, bound.windows_ns([(r.e_ns, r.shape, r.update_ns) for r in issued]))

@@ -117,7 +117,7 @@ class CollectiveModel:
     dims: tuple[int, ...]
     sizes: tuple[float, ...]
     active_chunks: int
-    shared: bool
+    law: str
     engine: Engine
     alts: Alternatives
     #: The run it was read off: each stage's (dimension, chunk, start ns), a schedule,
@@ -129,7 +129,7 @@ class CollectiveModel:
 def collective_model(res: SimResult, run_kind: RunKind) -> CollectiveModel | None:
     """The :class:`CollectiveModel` of the collective ``res`` ran (under any policy), for a
     run of kind ``run_kind``; ``None`` when it crosses no dimension."""
-    from themis.engine import Engine
+    from themis.engine import Engine, law_at
     from themis.timing import make_timing
     from themis.training.bound import Alternatives
 
@@ -140,11 +140,11 @@ def collective_model(res: SimResult, run_kind: RunKind) -> CollectiveModel | Non
     tm = make_timing(sched.timing, sched.network, sched.algorithms, sched.endpoint_delay_ns,
                      **sched.timing_options)
     k = sched.active_chunks
-    shared = k > 1 and tm.shares_bandwidth
+    law = law_at(tm.resource_law, k)
     first = {s.chunk: s.input_bytes for s in sched.stages if s.step == 0}
-    engine = Engine(sched.network, {kind: tm}, "fifo", k, run_kind.rules(shared), shared)
+    engine = Engine(sched.network, {kind: tm}, "fifo", k, run_kind.rules(law), law)
     return CollectiveModel(kind, sched.network, tuple(sorted(sched.chunks[0].route)),
-                           tuple(first[c.chunk] for c in sched.chunks), k, shared, engine,
+                           tuple(first[c.chunk] for c in sched.chunks), k, law, engine,
                            Alternatives(engine, run_kind),
                            tuple((s.dim, s.chunk, s.start_ns) for s in sched.stages),
                            res.makespan_ns)
@@ -164,5 +164,5 @@ def model_bound_ns(model: CollectiveModel) -> int:
 
     sizes = list(model.sizes)
     classes = tuple((float(s), sizes.count(s)) for s in dict.fromkeys(sizes))
-    bound = WindowBound(model.alts, model.active_chunks, model.shared)
+    bound = WindowBound(model.alts, model.active_chunks, model.law)
     return max(0, math.ceil(bound.own_ns((model.kind, model.dims, classes)) - EPS_NS))

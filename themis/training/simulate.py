@@ -14,7 +14,7 @@ from functools import partial
 from itertools import repeat
 
 from themis.collective import Collective
-from themis.engine import Engine
+from themis.engine import Engine, law_at
 from themis.plans import Plan
 from themis.program import Node, Program
 from themis.schedule import ChunkPlan, Schedule, Stage
@@ -139,10 +139,11 @@ def check_size(workload: Workload, network: Network, cfg: TrainingConfig,
 
 
 def prepare(workload: Workload, network: Network, cfg: TrainingConfig
-            ) -> tuple[Workload, Network, int, dict[str, Timing], bool]:
+            ) -> tuple[Workload, Network, int, dict[str, Timing], str]:
     """What a run of ``workload`` under ``cfg`` works on: the scaled workload, the logical
     network, the model-parallel split factor b, the timing models per collective kind
-    and whether stages share bandwidth (k > 1 under a sharing timing)."""
+    and the resource law its stages run under (the timing's, at k slots:
+    :func:`~themis.engine.resources.law_at`)."""
     group = workload.model_parallel_npu_group if workload.parallelism in TRANSFORMERS else None
     try:
         lnet, b, split = logical_network(network, group)
@@ -151,9 +152,9 @@ def prepare(workload: Workload, network: Network, cfg: TrainingConfig
     check_scales(workload, cfg)
     wl = scale_workload(workload, cfg)
     timings = KindTimings(cfg, lnet, split)
-    shared = cfg.active_chunks > 1 and make_timing(
-        cfg.timing, lnet, None, cfg.endpoint_delay_ns).shares_bandwidth
-    return wl, lnet, b, timings, shared
+    law = law_at(make_timing(cfg.timing, lnet, None, cfg.endpoint_delay_ns).resource_law,
+                 cfg.active_chunks)
+    return wl, lnet, b, timings, law
 
 
 def simulate_training(workload: Workload, network: Network,
@@ -189,9 +190,9 @@ def simulate_training(workload: Workload, network: Network,
         planned = iteration_planner(cfg.policy)
         if planned is not None:
             return planned(workload, network, cfg, bound=bound, progress=progress)
-    wl, lnet, b, timings, shared = prepare(workload, network, cfg)
+    wl, lnet, b, timings, law = prepare(workload, network, cfg)
     result = run_program(
-        lambda: compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared,
+        lambda: compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, law,
         layer_names=[layer.name for layer in wl.layers],
         parallelism=str(workload.parallelism), plans=plans, router=router,
         progress=progress, expected=expected_collectives(wl, cfg.passes), bound=bound)
@@ -201,7 +202,7 @@ def simulate_training(workload: Workload, network: Network,
 
 
 def run_program(program: Program | Callable[[], Program], lnet: Network,
-                cfg: TrainingConfig, timings: dict[str, Timing], shared: bool, *,
+                cfg: TrainingConfig, timings: dict[str, Timing], law: str, *,
                 layer_names: Sequence[str] = (), parallelism: str = "",
                 plans: Sequence[Sequence[Plan]] | None = None,
                 router: RouterFactory | None = None,
@@ -210,12 +211,12 @@ def run_program(program: Program | Callable[[], Program], lnet: Network,
     """The training engine: ``program`` (:mod:`themis.program`, on the logical network
     ``lnet``; or a function making it once the policy is checked) under ``cfg``'s
     policy (or the given ``plans`` / ``router``), with ``timings`` per collective kind
-    and bandwidth sharing ``shared`` (see :func:`simulate_training`). ``layer_names``
+    and the resource law ``law`` (see :func:`simulate_training`). ``layer_names``
     name the statistics keys' layers; ``expected`` estimates the collectives for
     ``progress``."""
     kind = cfg.run_kind
     engine = Engine(lnet, timings, kind.priority_queue(cfg.intra), cfg.active_chunks,
-                    kind.rules(shared), shared)
+                    kind.rules(law), law)
     planner = Planner(lnet, cfg.policy, kind, engine, cfg.intra, router) \
         if plans is None else None
     if callable(program):
@@ -277,7 +278,7 @@ def run_program(program: Program | Callable[[], Program], lnet: Network,
         phase = getattr(progress, "phase", None)
         if callable(phase):  # a long run says what it does after its last collective
             phase("the iteration bound")
-        result.lower_bound_ns = iteration_bound(program, lnet, cfg, timings, shared)
+        result.lower_bound_ns = iteration_bound(program, lnet, cfg, timings, law)
     return result
 
 
@@ -302,8 +303,8 @@ def iteration_lower_bound(workload: Workload, network: Network,
     The same value as ``simulate_training(workload, network, config).lower_bound_ns``
     for every policy and discipline of ``config`` (the bound depends on neither)."""
     cfg = config or TrainingConfig()
-    wl, lnet, b, timings, shared = prepare(workload, network, cfg)
-    return iteration_bound(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, shared)
+    wl, lnet, b, timings, law = prepare(workload, network, cfg)
+    return iteration_bound(compile_workload(wl, lnet, b, cfg), lnet, cfg, timings, law)
 
 
 def given_plans(plans: Sequence[Sequence[Plan]] | None, c: int, kind: str,
