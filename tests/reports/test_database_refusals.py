@@ -18,6 +18,7 @@ import pytest
 
 from reports import db as dbmod
 from reports.cli import main
+from reports.db import files as db_files
 from reports.sweep import run_sweep
 
 SPEC = """
@@ -320,7 +321,7 @@ def test_an_unreadable_database_says_permission_denied(made: dict[str, Path], tm
         def denied(file: object, *args: object, **kwargs: object) -> object:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
 
-        monkeypatch.setattr(dbmod, "open", denied, raising=False)
+        monkeypatch.setattr(db_files, "open", denied, raising=False)
     _refused(["report", str(path), "--out", str(tmp_path / "rep")], capsys, str(path),
              "cannot read: Permission denied")
 
