@@ -34,7 +34,7 @@ from typing import IO, Any
 from reports.records import Kind, Status
 from reports.sweep.executors import drive, executor_label, open_executor, stop_pool
 from reports.sweep.progress import Progress
-from reports.sweep.spec import load_spec
+from reports.sweep.spec import Spec, load_spec
 from reports.sweep.tasks import BOUNDS_KEY, Task, error_row, now, run_task
 from reports.sweep.training import TrainingTask, run_training_task, training_error_row
 from topologies.errors import InputError
@@ -115,12 +115,23 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
     process) or, with ``dask = "local"``, LocalCluster workers. ``dask``: a
     scheduler address, or ``local``. Progress goes to ``stream`` (stderr).
     """
+    if workers is not None and workers < 1:
+        raise InputError("must be at least 1", "--workers", workers)
+    return run_spec(load_spec(spec_path), db_path, workers, dask, stream, tty)
+
+
+def run_spec(spec: Spec, db_path: str, workers: int | None = None, dask: str | None = None,
+             stream: IO[str] | None = None, tty: bool | None = None,
+             command: str | None = None) -> SweepOutcome:
+    """Run (or resume) the loaded sweep ``spec`` into ``db_path``, as :func:`run_sweep`
+    does; ``command`` (default: ``themis sweep SPEC --db DB``) is the command stored as
+    the one that (re)runs it (``themis train-report`` runs its spec through here)."""
     from reports import db
 
     stream = stream if stream is not None else sys.stderr
     if workers is not None and workers < 1:
         raise InputError("must be at least 1", "--workers", workers)
-    spec = load_spec(spec_path)
+    spec_path = spec.path
     t_start = time.perf_counter()
     asked, tasks = workers, len(spec.tasks) + len(spec.training)
     workers = worker_count(workers, tasks, remote=bool(dask and dask != "local"))
@@ -139,7 +150,7 @@ def run_sweep(spec_path: str, db_path: str, workers: int | None = None,
         meta = db.get_meta(conn)
         db.set_meta(conn, {
             "spec_text": spec.text, "spec_path": str(spec_path),
-            "command": sweep_command(spec_path, db_path, workers, dask),
+            "command": command or sweep_command(spec_path, db_path, workers, dask),
             "title": spec.title, "description": spec.description,
             "tasks_total": total, "instances": spec.instances,
             "started_at": meta.get("started_at", now()), "cpu_count": os.cpu_count() or 1,
@@ -251,4 +262,4 @@ def _bound_tasks(tasks: list[Task], todo: list[Task]) -> list[Task]:
 
 
 __all__ = ["SweepOutcome", "any_error_row", "cpu_count", "locked_database", "run_any",
-           "run_sweep", "sweep_command", "worker_count"]
+           "run_spec", "run_sweep", "sweep_command", "worker_count"]
