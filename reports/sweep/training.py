@@ -17,8 +17,9 @@ policy nor discipline). Keys::
     passes = [1, 2]                        # optional (default 1)
     chunks = [16, 64]                      # optional (default: the system's
                                            # preferred-dataset-splits; without one, 4)
-    policies = ["baseline/fifo", "themis", "2,0,1/scf"]  # optional (default: the
-                                           # training report's five); name or name/discipline
+    policies = ["baseline/fifo", "themis", "2,0,1/scf"]  # optional (default:
+                                           # DEFAULT_POLICIES, the training report's
+                                           # eight); name or name/discipline
     intra = ["fifo", "scf"]                # optional: the disciplines of a policy named
                                            # without one (default fifo, scf)
     bound = true                           # optional (default true)
@@ -77,6 +78,12 @@ TRAINING_KEYS: tuple[str, ...] = ("workloads", "networks", "systems", "timing", 
                                   "chunks", "policies", "intra", "bound", "comm_group")
 #: The timing model of a table without ``timing`` (as ``themis train``).
 DEFAULT_TRAINING_TIMING = "astra-sim-1.0"
+#: The methods of a table without ``policies``: the training report's
+#: (``reports/specs/training.toml``); the first is the baseline speed-ups are measured
+#: against, ``auto/best`` is auto with its best candidate's discipline.
+DEFAULT_POLICIES: tuple[str, ...] = ("baseline/fifo", "themis/fifo", "themis/scf",
+                                     "themis-running/scf", "portfolio/scf", "online-mix/feed",
+                                     "global-mix/feed", "auto/best")
 #: The method name of a bound task.
 BOUND = "bound"
 
@@ -271,7 +278,6 @@ def parse_training(tables: object, folder: Path, file: str
     """The tasks of a spec's ``[[training]]`` tables (deduplicated), the number of
     distinct cases and of duplicate tasks; every value is checked first."""
     from reports.methods import DEFAULT_INTRAS, canonical_intra
-    from reports.report.training import POLICIES
     from themis.training import TrainingConfig
     from themis.training.dims import TRANSFORMERS
     from themis.training.simulate import check_size
@@ -320,7 +326,7 @@ def parse_training(tables: object, folder: Path, file: str
                   for i, v in enumerate(items(table, "intra", g, file,
                                               default=list(DEFAULT_INTRAS)))]
         values = items(table, "policies", g, file,
-                       default=[f"{p}/{q}" for _, p, q in POLICIES])
+                       default=list(DEFAULT_POLICIES))
         methods = parse_policies(values, list(dict.fromkeys(intras)), f"{g}.policies", file)
         fields = _fields(methods, values, f"{g}.policies")
         if has_et:
@@ -393,6 +399,6 @@ def _check(network: Any, cfg: Any, methods: list[TrainingPolicy], fields: list[s
     check_policies(network, cfg, [m for m, _ in routes], [f for _, f in routes], file, group)
 
 
-__all__ = ["BOUND", "DEFAULT_TRAINING_TIMING", "TRAINING_KEYS", "TrainingCase", "TrainingTask",
-           "parse_training",
+__all__ = ["BOUND", "DEFAULT_POLICIES", "DEFAULT_TRAINING_TIMING", "TRAINING_KEYS",
+           "TrainingCase", "TrainingTask", "parse_training",
            "run_training_task", "training_error_row"]

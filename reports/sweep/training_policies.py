@@ -5,10 +5,12 @@ name the methods a training study runs. Each entry is a registered policy
 (ASTRA-sim's spellings too), a training-only one (``themis-running``), or a
 fixed route (``2,0,1``), optionally followed by ``/`` and a discipline
 (``themis/scf``, ``2,0,1/fifo``); an entry without one takes the discipline(s)
-it is given. Names are checked by the training simulator itself
-(:func:`check_policies` runs each on a one-collective probe iteration of the
-network), so whatever ``themis train --policy`` accepts is accepted here, and a
-bad name, a route that is not a permutation of the network's dimensions or a
+it is given. A policy that chooses the discipline itself (:data:`OWN_DISCIPLINE`:
+``auto`` keeps its best candidate's) is one method, ``auto/best``, whatever the
+disciplines (``auto/scf`` also names it, labelled so). Names are checked by the
+training simulator itself (:func:`check_policies` runs each on a one-collective
+probe iteration of the network), so whatever ``themis train --policy`` accepts is
+accepted here, and a bad name, a route that is not a permutation of the network's dimensions or a
 discipline the timing model refuses is one line naming the key.
 """
 
@@ -56,6 +58,14 @@ def split_policy_list(text: str, flag: str) -> list[str]:
     return out
 
 
+#: Policies that choose the discipline themselves (``themis.planning.training_auto``: the
+#: best candidate's), and the discipline their run is given (it does not use it). Such
+#: a policy is one method ``name/best``.
+OWN_DISCIPLINE: dict[str, str] = {"auto": "scf"}
+#: The discipline word of :data:`OWN_DISCIPLINE`'s methods.
+BEST = "best"
+
+
 def _policy_name(text: str, field: str, file: str) -> str:
     """The canonical name of a registered policy or route; other names as written
     (training-only policies: :func:`check_policies` decides)."""
@@ -87,8 +97,19 @@ def parse_policies(values: Sequence[object], intras: Sequence[str], field: str,
             raise InputError("expected a policy name, optionally /discipline (like "
                              "themis/scf)", key, value, file)
         policy = _policy_name(name.strip(), key, file)
-        for q in ([canonical_intra(intra.strip(), key, file)] if sep else intras):
-            method = TrainingPolicy.of(policy, q, value.strip())
+        candidates: list[TrainingPolicy]
+        if policy in OWN_DISCIPLINE and (not sep or intra.strip() == BEST):
+            candidates = [TrainingPolicy(f"{policy}/{BEST}", policy, OWN_DISCIPLINE[policy],
+                                         value.strip())]
+        elif sep and intra.strip() == BEST:
+            raise InputError("/best is for a policy that chooses its own discipline "
+                             f"({', '.join(OWN_DISCIPLINE)}); name a discipline", key, value,
+                             file)
+        else:
+            candidates = [TrainingPolicy.of(policy, q, value.strip())
+                          for q in ([canonical_intra(intra.strip(), key, file)] if sep
+                                    else intras)]
+        for method in candidates:
             if method.label not in {m.label for m in out}:
                 out.append(method)
     if not out:
@@ -128,5 +149,5 @@ def check_policies(network: Any, config: Any, policies: Sequence[TrainingPolicy]
                              method.given, file) from None
 
 
-__all__ = ["PROBE", "PROBE_CHUNKS", "TrainingPolicy", "check_policies", "parse_policies",
-           "split_policy_list"]
+__all__ = ["BEST", "OWN_DISCIPLINE", "PROBE", "PROBE_CHUNKS", "TrainingPolicy",
+           "check_policies", "parse_policies", "split_policy_list"]
