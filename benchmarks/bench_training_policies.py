@@ -40,14 +40,15 @@ LABELS = [f"{p}/{q}" for p, q in CANDIDATES]
 
 def report_cases(workloads: list[str] | None, networks: list[str] | None) -> int:
     """Every report case under auto; per-case and mean figures."""
-    from reports.report.training import FAMILIES, NETWORKS, SYSTEM_TEXT, TIMING
-    from topologies.astra import parse_system
-    from topologies.presets import resolve_network
+    from reports.report.training import SPEC, spec_table
+    from topologies.presets import resolve_network, resolve_system
     from topologies.workload import load_workload
 
-    system = parse_system(SYSTEM_TEXT, "training-report-system.txt")
-    names = workloads or [w for ws in FAMILIES.values() for w in ws]
-    nets = networks or list(NETWORKS)
+    table = spec_table()  # the training report's runs (reports/specs/training.toml)
+    system = resolve_system(str(SPEC.parent / table["systems"][0])).with_astra_defaults()
+    (timing,) = table["timing"]
+    names = workloads or list(table["workloads"])
+    nets = networks or list(table["networks"])
     print("case | " + " | ".join(f"{lb} / {REFERENCE}" for lb in LABELS) + " | auto choice | s")
     gains, worst = [], 0.0
     per_label: dict[str, list[float]] = {lb: [] for lb in LABELS}
@@ -55,7 +56,7 @@ def report_cases(workloads: list[str] | None, networks: list[str] | None) -> int
     for wname in names:
         wl = load_workload(wname)
         for nname in nets:
-            cfg = TrainingConfig.from_system(system, policy="auto", timing=TIMING)
+            cfg = TrainingConfig.from_system(system, policy="auto", timing=timing)
             t0 = time.perf_counter()
             res = simulate_training(wl, resolve_network(nname), cfg, bound=False)
             wall = time.perf_counter() - t0

@@ -54,9 +54,9 @@ def registry_names() -> dict[str, str]:
 
 
 def _training_networks() -> str:
-    from reports.report.training import NETWORKS
+    from reports.report.training import spec_table
 
-    return ", ".join(NETWORKS)
+    return ", ".join(spec_table().get("networks", []))
 
 
 class RegistryHelpFormatter(argparse.HelpFormatter):

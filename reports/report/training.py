@@ -1,19 +1,28 @@
-"""The training report ``reports/training/``: every bundled workload family, network and policy.
+"""The training report ``reports/training/``: the report of one setting's training sweep.
 
-``themis train-report --out reports/training`` runs each workload on each
-network under each policy (:data:`POLICIES`) with one system
-(:data:`SYSTEM_TEXT`) and the ``astra-sim-1.0`` timing, and writes
-``results.csv``, ``README.md`` (tables, the paper's numbers beside ours) and
-the plots. Every value is simulated (no wall-clock limit), so a re-run gives
-the same files; only the wall time quoted at the top of the README changes.
+``themis train-report --out reports/training`` runs the spec :data:`SPEC`
+(``reports/specs/training.toml``: every bundled workload family on the report's
+networks under its policies, one system, the ``astra-sim-1.0`` timing, and each
+case's iteration bound) as a sweep into a database (:mod:`reports.sweep`), then
+:func:`write_report` writes the report from the database's ``training`` rows
+(:func:`reports.report.training_db.read_rows`): ``results.csv``, ``README.md``
+(tables, the paper's numbers beside ours, the small-iteration table of
+:mod:`reports.report.training_exact`) and the plots. Two things are computed when
+the report is written, not read from the database, both deterministic: the two
+runs ``timeline.png`` draws (simulated again from their tasks; their end times
+must equal the stored ones) and the small-iteration table (CP-SAT under a
+deterministic budget). Every value is simulated (no wall-clock limit), so a
+re-run gives the same files; only the wall time quoted at the top of the README
+changes.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +39,11 @@ from reports.report.training_tables import (
     rows_csv,
     speedup_table,
 )
+from topologies.errors import InputError
 from topologies.files import atomic_write, make_output_dir
+
+#: The training report's spec: its runs (``themis train-report``'s default).
+SPEC = Path(__file__).resolve().parent.parent / "specs" / "training.toml"
 
 #: Workload families and their bundled workloads.
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -39,108 +52,34 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "DLRM": ("dlrm",),
     "MLP": ("mlp-data-model", "mlp-model-data", "mlp-model"),
 }
-#: Network presets: 2-D, 3-D, 4-D and the ASTRA-sim tutorial networks.
-NETWORKS: tuple[str, ...] = ("small-2d", "torus-2d", "nvlink-x-ib", "small-3d", "torus-3d",
-                             "small-4d", "4d-4096", "3d_switch", "tpu", "dgx2")
-#: (label, policy, intra); the first is the baseline speed-ups are measured against.
-POLICIES: tuple[tuple[str, str, str], ...] = (
-    ("baseline/fifo", "baseline", "fifo"),
-    ("themis/fifo", "themis", "fifo"),
-    ("themis/scf", "themis", "scf"),
-    ("themis-running/scf", "themis-running", "scf"),
-    ("portfolio/scf", "portfolio", "scf"),
-    ("online-mix/feed", "online-mix", "feed"),
-    ("global-mix/feed", "global-mix", "feed"),
-    ("auto/best", "auto", "scf"),  # auto chooses the discipline too (its best candidate)
-)
-TIMING = "astra-sim-1.0"
-#: One system for every run (ASTRA-sim 1.0 keys, the R3 reference runs' values).
-SYSTEM_TEXT = """scheduling-policy: LIFO
-endpoint-delay: 10
-active-chunks-per-dimension: 1
-preferred-dataset-splits: 64
-boost-mode: 1
-collective-optimization: localBWAware
-"""
-#: The name :data:`SYSTEM_TEXT` is read under.
-SYSTEM_SOURCE = "training-report-system.txt"
+def spec_table() -> dict[str, Any]:
+    """The ``[[training]]`` table of :data:`SPEC` as written (its values as the spec
+    gives them; files relative to :data:`SPEC`'s folder)."""
+    import tomllib
+
+    tables = tomllib.loads(SPEC.read_text()).get("training") or [{}]
+    return dict(tables[0])
 
 
-def default_system() -> Any:
-    """:data:`SYSTEM_TEXT` as a :class:`~topologies.system.SystemConfig`."""
-    from topologies.astra import parse_system
-
-    return parse_system(SYSTEM_TEXT, SYSTEM_SOURCE)
-
-
-def available_policies() -> list[tuple[str, str, str]]:
-    """The :data:`POLICIES` whose inter policy is registered (``portfolio`` may be missing)."""
-    from themis.policies import make_policy
-    from themis.training.routing import training_policy_names
-
-    out = []
-    for label, policy, intra in POLICIES:
-        try:
-            if policy not in training_policy_names():  # the training simulator's own
-                make_policy(policy)
-        except (KeyError, ValueError):
-            continue
-        out.append((label, policy, intra))
-    return out
-
-
-def run_cases(workloads: Sequence[str] | None = None, networks: Sequence[str] = NETWORKS,
-              policies: Sequence[tuple[str, str, str]] | None = None,
-              progress: Callable[[int, int], None] | None = None, system: Any = None
-              ) -> tuple[list[Row], dict]:
-    """Simulate every case; the rows and the results keyed by (workload, network, policy).
-
-    ``system`` (default :func:`default_system`): the system whose values every run
-    starts from, as ``themis train --system`` does. ``progress(done, total)``, if given,
-    is called after each run."""
-    from themis.training import TrainingConfig, simulate_training
-    from topologies.presets import resolve_network
-    from topologies.workload import load_workload
-
-    policies = list(policies or available_policies())
-    family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
-    workloads = list(workloads or family_of)
-    system = system if system is not None else default_system()
-    rows, results = [], {}
-    total = len(workloads) * len(networks) * len(policies)
-    for wname in workloads:
-        workload = load_workload(wname)
-        for nname in networks:
-            network = resolve_network(nname)
-            base_end = None
-            for label, policy, intra in policies:
-                config = TrainingConfig.from_system(system, policy=policy, intra=intra,
-                                                    timing=TIMING)
-                res = simulate_training(workload, network, config)
-                results[(wname, nname, label)] = res
-                base_end = base_end if base_end is not None else res.end_ns
-                bound = float(res.lower_bound_ns) if res.lower_bound_ns else math.nan
-                rows.append(Row(family_of.get(wname, ""), wname, nname, network.npus, label,
-                                res.end_ns, res.compute_ns, res.exposed_comm_ns, bound,
-                                base_end / res.end_ns, base_end / bound))
-                if progress is not None:
-                    progress(len(rows), total)
-    return rows, results
-
-
-def _mbytes(rows: Sequence[Row], results: dict) -> str:
-    """Each workload's collective bytes per iteration (MB, on the first network)."""
+def _mbytes(rows: Sequence[Row], stored: dict[tuple[str, str, str], dict[str, Any]]) -> str:
+    """Each workload's collective bytes per iteration (MB, on its first network)."""
     first: dict[str, tuple[str, str, str]] = {}
     for r in rows:
         first.setdefault(r.workload, (r.workload, r.network, r.policy))
-    return ", ".join(f"{w} {sum(c.size_bytes for c in results[k].collectives) / 1e6:,.1f}"
+    return ", ".join(f"{w} {float(stored[k]['collective_bytes']) / 1e6:,.1f}"
                      for w, k in first.items())
 
 
-def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str]:
-    """``speedups.png`` and ``timeline.png``; returns the timeline case's description."""
+def write_plots(out: Path, rows: Sequence[Row], tasks: dict[tuple[str, str, str], Any]
+                ) -> tuple[str, str]:
+    """``speedups.png`` and ``timeline.png``; returns the timeline case's description.
+
+    The timeline's two runs (the slowest and the fastest policy of the case whose
+    policies differ most) are simulated again from their ``tasks`` (keyed by workload,
+    network and method); each must end where its row says."""
     from reports.report.training_plots import plot_training_timeline
     from themis.plots import new_figure, save_figure
+    from themis.training import simulate_training
 
     write_speedups(out, rows)
     labels = labels_of(rows)
@@ -150,7 +89,15 @@ def write_plots(out: Path, rows: Sequence[Row], results: dict) -> tuple[str, str
     slow, fast = max(ends, key=ends.__getitem__), min(ends, key=ends.__getitem__)
     fig, axes = new_figure(11.0, 6.5, nrows=2, sharex=True)
     for ax, label in zip(axes, (slow, fast), strict=True):
-        plot_training_timeline(results[wname, nname, label], ax=ax, xmax_ns=ends[slow],
+        task = tasks[wname, nname, label]
+        res = simulate_training(task.case.workload, task.case.network, task.config(),
+                                bound=False)
+        if float(res.end_ns) != ends[label]:
+            raise InputError(f"{task.label()} ends at {float(res.end_ns)!r} ns when "
+                             f"simulated again, at {ends[label]!r} ns in the database (made "
+                             "by another version? run the spec into a new database)",
+                             "--db", None)
+        plot_training_timeline(res, ax=ax, xmax_ns=ends[slow],
                                title=f"{wname} on {nname}: {label}, "
                                      f"end {ends[label] / 1e6:.4g} ms")
     save_figure(fig, out / "timeline.png")
@@ -206,7 +153,7 @@ def has_speedups(rows: Sequence[Row]) -> bool:
 
 
 def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
-                   timing: str = TIMING, setting: str = "") -> Path:
+                   timing: str = "astra-sim-1.0", setting: str = "") -> Path:
     """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
     speed-ups over the rows' first policy, run under ``timing``.
 
@@ -245,49 +192,86 @@ def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
     return out / name
 
 
-def write_report(out: str | Path, workloads: Sequence[str] | None = None,
-                 networks: Sequence[str] = NETWORKS, command: str = "",
-                 policies: Sequence[tuple[str, str, str]] | None = None,
-                 progress: Callable[[int, int], None] | None = None,
-                 system: Any = None) -> float:
-    """Run every case and write the report to ``out``; returns the wall time in s.
+def report_rows(db_path: str | Any, tasks: Sequence[Any]
+                ) -> tuple[list[Row], dict[tuple[str, str, str], dict[str, Any]]]:
+    """The report's rows of the database ``db_path`` (read-only; workload-major, in the
+    spec's orders of workloads, networks and policies) and its stored rows by
+    (workload, network, method); every task of ``tasks`` (one setting's) must have
+    finished, else an :class:`InputError` says which did not."""
+    from reports.report.training_db import read_rows, study_of
 
-    ``policies`` (default :func:`available_policies`) are (label, policy, intra),
-    the first being the baseline. ``system``: a system file's configuration whose
-    values every run starts from (default :data:`SYSTEM_TEXT`). The folder is
-    checked and locked first (:func:`report_folder`); ``progress(done, total)`` is
-    called after each run.
-    """
-    t0 = time.perf_counter()
-    with report_folder(out, "--out") as folder:
-        return _write(folder, t0, workloads, networks, command, policies, progress, system)
+    stored, meta, state = read_rows(db_path)
+    study = study_of(stored, meta, state)
+    keys = {t.key for t in tasks}
+    mine = [r for r in stored if r["task_key"] in keys]
+    failed = [r for r in mine if r["status"] == "error"]
+    missing = len(keys) - len(mine)
+    if failed or missing or study.incomplete or len(study.settings) != 1:
+        why = (f"{len(failed)} failed ({failed[0]['method']} on {failed[0]['workload']} on "
+               f"{failed[0]['network']}: {failed[0]['error']})" if failed
+               else f"{missing} not run" if missing
+               else f"{len(study.settings)} settings (the training report is of one)")
+        raise InputError(f"the training report needs every task of its spec finished: {why}",
+                         "--db", str(db_path))
+    rows = [Row(*[getattr(r, f.name) for f in fields(Row)]) for r in study.settings[0][1]]
+    workloads = list(dict.fromkeys(t.case.workload_name for t in tasks))
+    networks = list(dict.fromkeys(t.case.network_name for t in tasks))
+    labels = labels_of(rows)
+    rows.sort(key=lambda r: (workloads.index(r.workload), networks.index(r.network),
+                             labels.index(r.policy)))
+    return rows, {(r["workload"], r["network"], r["method"]): r for r in mine}
 
 
-def _write(out: Path, t0: float, workloads: Sequence[str] | None, networks: Sequence[str],
-           command: str, policies: Sequence[tuple[str, str, str]] | None,
-           progress: Callable[[int, int], None] | None, system: Any) -> float:
-    rows, results = run_cases(workloads, networks, policies, progress, system)
-    case, pair = write_plots(out, rows, results)
+def system_text(system: Any) -> str:
+    """The README's words for the system every run starts from: its file's lines
+    (``key: value; ...``), or that there is none."""
+    if system is None or not system.from_file:
+        return "no system file (themis train's defaults)"
+    lines = [ln.strip() for ln in Path(system.source).read_text().splitlines()]
+    return "; ".join(ln for ln in lines if ln and not ln.startswith("#"))
+
+
+def write_report(out: Path, db_path: str | Any, tasks: Sequence[Any], system: Any,
+                 command: str, t0: float, spec: str = "") -> float:
+    """Write the training report of the spec's ``tasks`` (one setting: one system, timing,
+    pass count and chunk count; 1.0 workloads) from the database ``db_path`` into the
+    folder ``out`` (checked and locked by the caller, :func:`report_folder`); returns the
+    wall time in s since ``t0`` (quoted by the README with ``command`` and ``spec``, the
+    words for the spec ``command`` runs).
+
+    ``system``: the :class:`~topologies.system.SystemConfig` the runs start from (``None``:
+    no system file), also the small-iteration table's."""
     from reports.report import training_exact as tx
 
-    small = tx.run_small(system if system is not None else default_system(), TIMING,
-                         policies or available_policies())
+    rows, stored = report_rows(db_path, tasks)
+    by_key = {(t.case.workload_name, t.case.network_name, t.name): t for t in tasks}
+    case, pair = write_plots(out, rows, by_key)
+    config = tasks[0].case.config
+    methods = list({t.name: t.method for t in tasks if t.method is not None}.values())
+    small = tx.run_small(system if system is not None else _no_system(), config.timing,
+                         [(m.label, m.policy, m.intra) for m in methods])
     atomic_write(out / "results.csv", rows_csv(rows))
     wall_s = time.perf_counter() - t0
-    missing = [] if policies else [lb for lb, *_ in POLICIES if lb not in labels_of(rows)]
+    named = system is not None and any(
+        getattr(system, k) is not None for k in ("all_reduce_algorithms",
+                                                 "reduce_scatter_algorithms",
+                                                 "all_gather_algorithms",
+                                                 "all_to_all_algorithms"))
     text = README.format(
-        command=command or f"themis train-report --out {out}", wall_s=wall_s,
+        command=command, wall_s=wall_s,
+        how=f"runs {spec or 'its spec'} as a sweep, then writes this report from its "
+            "database; ",
         runs=len(rows), workloads=", ".join(dict.fromkeys(r.workload for r in rows)),
         networks=", ".join(dict.fromkeys(r.network for r in rows)),
         policies=", ".join(labels_of(rows)), base=labels_of(rows)[0],
         base_word="baseline" if labels_of(rows)[0] == "baseline/fifo" else labels_of(rows)[0],
-        algorithms="" if system is None else "the file's where it names them, else ",
-        system=SYSTEM_TEXT.strip().replace("\n", "; ") if system is None
-        else f"the system file {system.source} (ASTRA-sim's defaults for the keys it omits)",
-        missing=f" Not run (not registered): {', '.join(missing)}." if missing else "",
+        timing=config.timing,
+        passes="one pass" if config.passes == 1 else f"{config.passes} passes",
+        algorithms="the file's where it names them, else " if named else "",
+        system=system_text(system),
         speedups=speedup_table(rows), paper=paper_table(rows),
         ends=case_table(rows, "end_ns"), exposed=case_table(rows, "exposed_comm_ns"),
-        findings=findings(rows), mbytes=_mbytes(rows, results),
+        findings=findings(rows), mbytes=_mbytes(rows, stored),
         case=case, pair=pair, small_title="Small iterations: policies vs the proven optimum",
         small=tx.small_table(small), small_summary=tx.small_summary(small),
         small_layers=tx.LAYERS, small_chunks=tx.CHUNKS, small_budget=tx.BUDGET_S)
@@ -295,13 +279,19 @@ def _write(out: Path, t0: float, workloads: Sequence[str] | None, networks: Sequ
     return wall_s
 
 
+def _no_system() -> Any:
+    from topologies.system import SystemConfig
+
+    return SystemConfig()
+
+
 README = """# Training iterations: every workload family, network and policy
 
-Remake: `{command}` ({wall_s:.0f} s wall time on this 2-core machine; every
+Remake: `{command}` ({how}{wall_s:.0f} s wall time on this 2-core machine; every
 value below is simulated, so a re-run writes the same numbers).
 
-{runs} runs: workloads {workloads}; networks {networks}; policies {policies}.{missing}
-Timing `astra-sim-1.0` (reproduces ASTRA-sim 1.0), one pass, one system for
+{runs} runs: workloads {workloads}; networks {networks}; policies {policies}.
+Timing `{timing}` (reproduces ASTRA-sim 1.0), {passes}, one system for
 all: {system}; algorithms are {algorithms}each dimension's default (ring on Ring,
 halvingDoubling on Switch, direct on FullyConnected). The bound, the
 paper's "Ideal", is the window LP of `themis.training.bound`: one routing of
@@ -378,7 +368,7 @@ FILE NETWORK --chunks 2 --solve` does one.
 """
 
 
-__all__ = ["FAMILIES", "NETWORKS", "PAPER", "POLICIES", "README", "SYSTEM_SOURCE", "SYSTEM_TEXT",
-           "TIMING", "Row", "available_policies", "case_table", "default_system", "findings",
-           "paper_table", "report_folder", "rows_csv", "run_cases", "speedup_table",
-           "has_speedups", "write_plots", "write_report", "write_speedups"]
+__all__ = ["FAMILIES", "PAPER", "README", "SPEC", "Row", "case_table", "findings",
+           "has_speedups", "paper_table", "report_folder", "report_rows", "rows_csv",
+           "spec_table", "speedup_table", "system_text", "write_plots", "write_report",
+           "write_speedups"]

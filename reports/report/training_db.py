@@ -91,8 +91,9 @@ def _ordered(rows: list[dict[str, Any]], meta: dict[str, str]) -> tuple[list[dic
     return mine, len(rows) - len(mine)
 
 
-def read_study(db_path: str | os.PathLike) -> Study:
-    """The training tasks of the database ``db_path`` (opened read-only)."""
+def read_rows(db_path: str | os.PathLike) -> tuple[list[dict[str, Any]], dict[str, str], str]:
+    """The training rows of the database ``db_path`` (opened read-only), its meta and how
+    far its sweep got (:func:`reports.sweep.progress.sweep_state`; empty when finished)."""
     from reports import db
     from reports.sweep.progress import sweep_state
 
@@ -106,7 +107,12 @@ def read_study(db_path: str | os.PathLike) -> Study:
     if not stored:
         raise InputError("holds no training task (a spec's [[training]] tables make them: "
                          "themis sweep SPEC.toml --db DB)", "--db", str(db_path))
-    return study_of(stored, meta, state)
+    return stored, meta, state
+
+
+def read_study(db_path: str | os.PathLike) -> Study:
+    """The training tasks of the database ``db_path`` (opened read-only)."""
+    return study_of(*read_rows(db_path))
 
 
 def study_of(stored: list[dict[str, Any]], meta: dict[str, str], state: str = "") -> Study:
@@ -172,25 +178,34 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
                 t0: float | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of ``study`` to ``out_dir``
     (``t0``: when the work began, for the wall time the README quotes)."""
-    from reports.report.training import has_speedups, report_folder, write_speedups
+    from reports.report.training import report_folder
+
+    with report_folder(Path(out_dir), "--out") as out:
+        return write_study_into(study, out, command, t0)
+
+
+def write_study_into(study: Study, out: Path, command: str, t0: float | None = None
+                     ) -> list[Path]:
+    """:func:`write_study` into the folder ``out``, already checked and locked by the
+    caller (:func:`reports.report.training.report_folder`)."""
+    from reports.report.training import has_speedups, write_speedups
 
     t0 = time.perf_counter() if t0 is None else t0
-    with report_folder(Path(out_dir), "--out") as out:
-        written = []
-        plots: list[str | None] = []
-        for i, (setting, rows) in enumerate(study.settings):
-            if not has_speedups(rows):  # one policy and no bound: nothing to draw
-                plots.append(None)
-                continue
-            name = "speedups.png" if len(study.settings) == 1 else f"speedups-{i + 1}.png"
-            written.append(write_speedups(out, rows, name, rows[0].timing,
-                                          setting=setting.label()))
-            plots.append(name)
-        every = [r for _, rows in study.settings for r in rows]
-        atomic_write(out / "results.csv", rows_csv(every))
-        atomic_write(out / "README.md", readme(study, command, plots,
-                                               time.perf_counter() - t0))
-        return [out / "README.md", out / "results.csv", *written]
+    written = []
+    plots: list[str | None] = []
+    for i, (setting, rows) in enumerate(study.settings):
+        if not has_speedups(rows):  # one policy and no bound: nothing to draw
+            plots.append(None)
+            continue
+        name = "speedups.png" if len(study.settings) == 1 else f"speedups-{i + 1}.png"
+        written.append(write_speedups(out, rows, name, rows[0].timing,
+                                      setting=setting.label()))
+        plots.append(name)
+    every = [r for _, rows in study.settings for r in rows]
+    atomic_write(out / "results.csv", rows_csv(every))
+    atomic_write(out / "README.md", readme(study, command, plots,
+                                           time.perf_counter() - t0))
+    return [out / "README.md", out / "results.csv", *written]
 
 
 def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -> str:
@@ -240,4 +255,5 @@ def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -
     return "\n".join(lines).rstrip() + "\n"
 
 
-__all__ = ["Setting", "Study", "SweepRow", "read_study", "readme", "write_db_report"]
+__all__ = ["Setting", "Study", "SweepRow", "read_rows", "read_study", "readme", "study_of",
+           "write_db_report", "write_study", "write_study_into"]
