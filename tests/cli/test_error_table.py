@@ -301,8 +301,8 @@ CASES = [
     case("train vgg16 tpu --timeline {d}", "--timeline = '{d}'"),
     case("train-report --out {d}/r --workloads ,,", "--workloads = ',,'"),
     case("train-report --out {d}/r --networks ,", "--networks = ','"),
-    case("train-report --out {d}/r --workloads vgg16,nope", "WORKLOAD = 'nope'"),
-    case("train-report --out {d}/r --networks torus-9d", "NETWORK = 'torus-9d'"),
+    case("train-report --out {d}/r --workloads vgg16,nope", "--workloads = 'nope'"),
+    case("train-report --out {d}/r --networks torus-9d", "--networks = 'torus-9d'"),
     case("train-report --out {d}/w_kw.txt", "--out = '{d}/w_kw.txt'", "not a folder"),
     case("train-report --out {d}/nodir/r", "--out = '{d}/nodir/r'", "no such folder"),
     # -- improve flags --

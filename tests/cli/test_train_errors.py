@@ -71,8 +71,8 @@ def test_bad_arguments(capsys, argv, expected) -> None:
 def test_train_report_rejects_unknown_names(capsys, tmp_path) -> None:
     code, _, err = run(capsys, "train-report", "--out", str(tmp_path / "r"),
                        "--workloads", "vgg16,nope")
-    assert code == 2 and "WORKLOAD = 'nope'" in err and err.count("\n") == 1
+    assert code == 2 and "--workloads = 'nope'" in err and err.count("\n") == 1
     code, _, err = run(capsys, "train-report", "--out", str(tmp_path / "r"),
                        "--networks", "torus-9d")
-    assert code == 2 and "NETWORK = 'torus-9d'" in err
+    assert code == 2 and "--networks = 'torus-9d'" in err
     assert not (tmp_path / "r").exists()

@@ -37,7 +37,7 @@ def test_system_and_policies_run_as_themis_train_does(tmp_path: Path, capsys,
     out = tmp_path / "report"
     assert main(["train-report", "--out", str(out), "--workloads", "mlp-model", "--networks",
                  "small-2d", "--system", str(system), "--policies",
-                 "baseline,themis/fifo,lb-mix"]) == 0
+                 "baseline,themis/fifo,lb-mix", "--workers", "1"]) == 0
     capsys.readouterr()
     rows = list(csv.DictReader((out / "results.csv").open()))
     # a name without a discipline takes the system file's (SCF); the first is the baseline
@@ -55,17 +55,19 @@ def test_system_and_policies_run_as_themis_train_does(tmp_path: Path, capsys,
         if row["policy"] == labels[0]:
             assert float(row["speedup"]) == 1.0
     readme = (out / "README.md").read_text()
-    assert "## Speed-up over baseline/scf" in readme and f"the system file {system}" in readme
+    assert "## Speed-up over baseline/scf" in readme
+    assert f"--system {system}" in readme and "scheduling-policy: FIFO; endpoint-delay: 20" \
+        in readme  # the file's own lines
 
 
 def test_bad_policies_and_systems_are_one_line_before_any_run(tmp_path: Path, capsys,
                                                               monkeypatch) -> None:
-    import reports.report.training as training
+    import reports.sweep.run as run
 
     def no_runs(*args, **kwargs):
         raise AssertionError("the simulations started")
 
-    monkeypatch.setattr(training, "run_cases", no_runs)
+    monkeypatch.setattr(run, "run_spec", no_runs)
     base = ["train-report", "--out", str(tmp_path / "r"), "--workloads", "mlp-model",
             "--networks", "small-2d"]
     err = one_error(capsys, *base, "--policies", "baseline,bogus/fifo")

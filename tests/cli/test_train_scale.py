@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import re
+import shutil
+from pathlib import Path
 
 from reports.cli.train import LongRunProgress
 from themis.training import TrainingConfig, simulate_training
@@ -121,9 +124,9 @@ def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> N
     import fcntl
     import os
 
-    import reports.report.training as training
+    import reports.sweep.run as run
 
-    monkeypatch.setattr(training, "run_cases", _no_runs)
+    monkeypatch.setattr(run, "run_spec", _no_runs)
     for flag, text in (("--workloads", ",,"), ("--networks", " , ")):
         err = one_error(capsys, "train-report", "--out", str(tmp_path / "a"), flag, text)
         # refused before parsing: an empty list item (or an empty value) names the flag
@@ -153,17 +156,22 @@ def test_train_report_refuses_before_any_run(capsys, tmp_path, monkeypatch) -> N
 
 def test_train_report_interrupted_leaves_no_empty_folder(capsys, tmp_path,
                                                          monkeypatch) -> None:
-    import reports.report.training as training
+    import reports.sweep.run as run
     from reports.cli import main
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(training, "run_cases", interrupted)
+    monkeypatch.setattr(run, "run_training_task", interrupted)
     out = tmp_path / "new"
-    assert main(["train-report", "--out", str(out), "--workloads", "vgg16"]) == 130
+    argv = ["--workloads", "vgg16", "--networks", "small-2d", "--workers", "1"]
+    assert main(["train-report", "--out", str(out), *argv]) == 130
     assert not out.exists()
     kept = tmp_path / "kept"
     kept.mkdir()
-    assert main(["train-report", "--out", str(kept), "--workloads", "vgg16"]) == 130
+    assert main(["train-report", "--out", str(kept), *argv]) == 130
     assert kept.is_dir()  # the user's own folder stays
+    # each run kept its temporary database and said how to resume it
+    for db in re.findall(r"--db (\S+)", capsys.readouterr().err)[::2]:
+        assert Path(db).is_file()
+        shutil.rmtree(Path(db).parent)

@@ -120,8 +120,8 @@ def test_train_report_from_the_database(tmp_path: Path, capsys) -> None:
     assert main(["report", str(db), "--out", str(tmp_path / "collective")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "themis train-report --db" in err
-    assert main(["train-report", "--db", str(db), "--policies", "themis"]) == 2
-    assert "--policies = 'themis': not with --db" in capsys.readouterr().err
+    assert main(["train-report", "--db", str(db), "--out", str(out), "--workers", "2"]) == 2
+    assert "--workers = 2: not with --db alone" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("body", "key", "value"), [
