@@ -52,6 +52,8 @@ FAMILIES: dict[str, tuple[str, ...]] = {
     "DLRM": ("dlrm",),
     "MLP": ("mlp-data-model", "mlp-model-data", "mlp-model"),
 }
+
+
 def spec_table() -> dict[str, Any]:
     """The ``[[training]]`` table of :data:`SPEC` as written (its values as the spec
     gives them; files relative to :data:`SPEC`'s folder)."""
