@@ -172,6 +172,8 @@ def test_train_report_interrupted_leaves_no_empty_folder(capsys, tmp_path,
     assert main(["train-report", "--out", str(kept), *argv]) == 130
     assert kept.is_dir()  # the user's own folder stays
     # each run kept its temporary database and said how to resume it
-    for db in re.findall(r"--db (\S+)", capsys.readouterr().err)[::2]:
+    dbs = re.findall(r"--db (\S+)", capsys.readouterr().err)
+    assert len(set(dbs)) == 2
+    for db in dbs:
         assert Path(db).is_file()
         shutil.rmtree(Path(db).parent)
