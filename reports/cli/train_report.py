@@ -138,7 +138,7 @@ def cmd_train_report(args: argparse.Namespace) -> int:
     if not traces:
         _check_one_setting(spec)
         _check_small(spec, system, args)
-    from reports.report.training import report_folder
+    from reports.report.training_db import report_folder
 
     t0 = time.perf_counter()
     tmp: Path | None = None

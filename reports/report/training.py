@@ -18,19 +18,17 @@ changes.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from reports.report.training_db import read_rows, study_of
+from reports.report.training_plots import write_speedups
 from reports.report.training_tables import (
-    PAPER,
     Row,
     case_table,
-    cases_of,
     findings,
     labels_of,
     most_different,
@@ -40,19 +38,10 @@ from reports.report.training_tables import (
     speedup_table,
 )
 from topologies.errors import InputError
-from topologies.files import atomic_write, make_output_dir
+from topologies.files import atomic_write
 
 #: The training report's spec: its runs (``themis train-report``'s default).
 SPEC = Path(__file__).resolve().parent.parent / "specs" / "training.toml"
-
-#: Workload families and their bundled workloads.
-FAMILIES: dict[str, tuple[str, ...]] = {
-    "CNN": ("vgg16", "resnet50"),
-    "Transformer": ("gpt3", "transformer"),
-    "DLRM": ("dlrm",),
-    "MLP": ("mlp-data-model", "mlp-model-data", "mlp-model"),
-}
-
 
 def spec_table() -> dict[str, Any]:
     """The ``[[training]]`` table of :data:`SPEC` as written (its values as the spec
@@ -106,102 +95,12 @@ def write_plots(out: Path, rows: Sequence[Row], tasks: dict[tuple[str, str, str]
     return f"{wname} on {nname}", f"{slow} (top) and {fast} (bottom)"
 
 
-@contextmanager
-def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
-    """The output folder ``out``, checked and locked for one writer, before any run.
-
-    Created if missing (one level), it must be writable (a file is created and
-    removed in it), and it is locked (``flock`` on the folder itself, released
-    when the process ends, even by ``kill -9``): a second report into the same
-    folder is refused instead of racing the first. A folder this call created
-    is removed again if the run stops (an error, Ctrl-C) while it is still empty.
-    """
-    import fcntl
-    import os
-    import tempfile
-
-    from topologies.errors import InputError
-    from topologies.files import output_error
-
-    existed = Path(out).is_dir()
-    folder = make_output_dir(out, field)
-    fd = -1
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise InputError("another train-report is writing into this folder (wait for it "
-                             "or choose another --out)", field, str(out)) from None
-        try:
-            probe, name = tempfile.mkstemp(dir=folder, prefix=".write-test.")
-            os.close(probe)
-            os.unlink(name)
-        except OSError as err:
-            raise output_error(err, folder, field) from None
-        yield folder
-    except BaseException:
-        if not existed and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
-        raise
-    finally:
-        if fd >= 0:
-            os.close(fd)
-
-
-def has_speedups(rows: Sequence[Row]) -> bool:
-    """Whether :func:`write_speedups` has a bar to draw: a second policy, or a bound."""
-    return len(labels_of(rows)) > 1 or any(math.isfinite(r.ideal_speedup) for r in rows)
-
-
-def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
-                   timing: str = "astra-sim-1.0", setting: str = "") -> Path:
-    """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
-    speed-ups over the rows' first policy, run under ``timing``.
-
-    ``setting`` (e.g. :meth:`reports.report.training_db.Setting.label`) replaces the
-    timing in the title, so that the plots of different settings differ. The
-    bound's bars are left out when no row has a bound (:func:`has_speedups`
-    says whether anything is left to draw). At least ~9 inches wide whatever
-    the workload count: the title and the legend need the room, so one or two
-    panels are not squeezed."""
-    from reports.report.training_plots import plot_speedups
-    from themis.plots import new_figure, save_figure
-
-    labels = labels_of(rows)
-    got = rows_by_key(rows)
-    bounded = any(math.isfinite(r.ideal_speedup) for r in rows)
-    workloads = list(dict.fromkeys(r.workload for r in rows))
-    ncols = min(3, len(workloads))
-    nrows = -(-len(workloads) // ncols)
-    fig, axes = new_figure(max(4.2 * ncols, 9.0), 3.6 * nrows + 0.8, nrows=nrows,
-                           ncols=ncols)
-    for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
-        data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
-                    **({"bound (Ideal)": got[w, n, labels[0]].ideal_speedup} if bounded
-                       else {})}
-                for w, n in cases_of(rows) if w == wname}
-        plot_speedups(data, ax=ax, title=wname, legend=False,
-                      ylabel=f"speed-up over {labels[0]}" if i % ncols == 0 else "")
-    for ax in axes[len(workloads):]:
-        ax.set_axis_off()
-    handles, names = axes[0].get_legend_handles_labels()
-    fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
-               fontsize=9)
-    fig.suptitle(f"Training iteration speed-up over {labels[0]} by workload and network "
-                 f"({setting or f'{timing} timing'})")
-    save_figure(fig, out / name)
-    return out / name
-
-
 def report_rows(db_path: str | Any, tasks: Sequence[Any]
                 ) -> tuple[list[Row], dict[tuple[str, str, str], dict[str, Any]]]:
     """The report's rows of the database ``db_path`` (read-only; workload-major, in the
     spec's orders of workloads, networks and policies) and its stored rows by
     (workload, network, method); every task of ``tasks`` (one setting's) must have
     finished, else an :class:`InputError` says which did not."""
-    from reports.report.training_db import read_rows, study_of
-
     stored, meta, state = read_rows(db_path)
     study = study_of(stored, meta, state)
     keys = {t.key for t in tasks}
@@ -370,7 +269,5 @@ FILE NETWORK --chunks 2 --solve` does one.
 """
 
 
-__all__ = ["FAMILIES", "PAPER", "README", "SPEC", "Row", "case_table", "findings",
-           "has_speedups", "paper_table", "report_folder", "report_rows", "rows_csv",
-           "spec_table", "speedup_table", "system_text", "write_plots", "write_report",
-           "write_speedups"]
+__all__ = ["README", "SPEC", "report_rows", "spec_table", "system_text", "write_plots",
+           "write_report"]

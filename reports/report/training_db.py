@@ -19,11 +19,15 @@ import math
 import os
 import shlex
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reports.report.training_plots import has_speedups, write_speedups
 from reports.report.training_tables import (
+    FAMILIES,
     Row,
     case_table,
     findings,
@@ -32,7 +36,7 @@ from reports.report.training_tables import (
     speedup_table,
 )
 from topologies.errors import InputError
-from topologies.files import atomic_write
+from topologies.files import atomic_write, make_output_dir
 
 
 @dataclass(frozen=True)
@@ -120,8 +124,6 @@ def study_of(stored: list[dict[str, Any]], meta: dict[str, str], state: str = ""
     :func:`~reports.sweep.training.run_training_task` returns them) and the sweep's meta
     (``training_order``: the tasks' order); ``state`` says how far an unfinished sweep
     got (empty when it finished)."""
-    from reports.report.training import FAMILIES
-
     rows, earlier = _ordered(stored, meta)
     family_of = {w: f for f, ws in FAMILIES.items() for w in ws}
     groups: dict[Setting, dict[tuple[str, str], dict[str, dict]]] = {}
@@ -159,6 +161,49 @@ def study_of(stored: list[dict[str, Any]], meta: dict[str, str], state: str = ""
                  state)
 
 
+@contextmanager
+def report_folder(out: str | Path, field: str = "--out") -> Iterator[Path]:
+    """The output folder ``out``, checked and locked for one writer, before any run.
+
+    Created if missing (one level), it must be writable (a file is created and
+    removed in it), and it is locked (``flock`` on the folder itself, released
+    when the process ends, even by ``kill -9``): a second report into the same
+    folder is refused instead of racing the first. A folder this call created
+    is removed again if the run stops (an error, Ctrl-C) while it is still empty.
+    """
+    import fcntl
+    import os
+    import tempfile
+
+    from topologies.errors import InputError
+    from topologies.files import output_error
+
+    existed = Path(out).is_dir()
+    folder = make_output_dir(out, field)
+    fd = -1
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise InputError("another train-report is writing into this folder (wait for it "
+                             "or choose another --out)", field, str(out)) from None
+        try:
+            probe, name = tempfile.mkstemp(dir=folder, prefix=".write-test.")
+            os.close(probe)
+            os.unlink(name)
+        except OSError as err:
+            raise output_error(err, folder, field) from None
+        yield folder
+    except BaseException:
+        if not existed and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
 def write_db_report(db_path: str | os.PathLike, out_dir: str | os.PathLike,
                     command: str | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of the database's training
@@ -178,8 +223,6 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
                 t0: float | None = None) -> list[Path]:
     """Write README.md, results.csv and the speed-up plots of ``study`` to ``out_dir``
     (``t0``: when the work began, for the wall time the README quotes)."""
-    from reports.report.training import report_folder
-
     with report_folder(Path(out_dir), "--out") as out:
         return write_study_into(study, out, command, t0)
 
@@ -187,9 +230,7 @@ def write_study(study: Study, out_dir: str | os.PathLike, command: str,
 def write_study_into(study: Study, out: Path, command: str, t0: float | None = None
                      ) -> list[Path]:
     """:func:`write_study` into the folder ``out``, already checked and locked by the
-    caller (:func:`reports.report.training.report_folder`)."""
-    from reports.report.training import has_speedups, write_speedups
-
+    caller (:func:`report_folder`)."""
     t0 = time.perf_counter() if t0 is None else t0
     written = []
     plots: list[str | None] = []
@@ -255,5 +296,6 @@ def readme(study: Study, command: str, plots: list[str | None], wall_s: float) -
     return "\n".join(lines).rstrip() + "\n"
 
 
-__all__ = ["Setting", "Study", "SweepRow", "read_rows", "read_study", "readme", "study_of",
+__all__ = ["Setting", "Study", "SweepRow", "read_rows", "read_study", "readme", "report_folder",
+           "study_of",
            "write_db_report", "write_study", "write_study_into"]

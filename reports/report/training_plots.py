@@ -9,16 +9,20 @@ per network dimension. Compute steps are grey; every stage of a collective has
 that collective's colour (all its chunks alike; :data:`COLLECTIVE_COLORS`,
 repeating after 17 collectives), so one can follow a collective across the
 dimensions. Where the NPU computes nothing, the compute
-row is shaded red: that is the exposed communication.
+row is shaded red: that is the exposed communication. :func:`write_speedups` writes
+a training report's speed-up plot (``speedups.png``) of its rows.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from reports.report.training_tables import Row, cases_of, labels_of, rows_by_key
 from themis.plots import new_figure, save_figure
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
@@ -237,3 +241,47 @@ def plot_speedups(speedups: Mapping[str, Mapping[str, float]], ax: Axes | None =
     if path is not None:
         save_figure(cast("Figure", ax.figure), path)
     return ax
+
+
+def has_speedups(rows: Sequence[Row]) -> bool:
+    """Whether :func:`write_speedups` has a bar to draw: a second policy, or a bound."""
+    return len(labels_of(rows)) > 1 or any(math.isfinite(r.ideal_speedup) for r in rows)
+
+
+def write_speedups(out: Path, rows: Sequence[Row], name: str = "speedups.png",
+                   timing: str = "astra-sim-1.0", setting: str = "") -> Path:
+    """``out/name`` (``speedups.png``): one panel per workload, one legend below them all;
+    speed-ups over the rows' first policy, run under ``timing``.
+
+    ``setting`` (e.g. :meth:`reports.report.training_db.Setting.label`) replaces the
+    timing in the title, so that the plots of different settings differ. The
+    bound's bars are left out when no row has a bound (:func:`has_speedups`
+    says whether anything is left to draw). At least ~9 inches wide whatever
+    the workload count: the title and the legend need the room, so one or two
+    panels are not squeezed."""
+    from themis import plots  # looked up at call time (tests watch what is saved)
+
+    labels = labels_of(rows)
+    got = rows_by_key(rows)
+    bounded = any(math.isfinite(r.ideal_speedup) for r in rows)
+    workloads = list(dict.fromkeys(r.workload for r in rows))
+    ncols = min(3, len(workloads))
+    nrows = -(-len(workloads) // ncols)
+    fig, axes = plots.new_figure(max(4.2 * ncols, 9.0), 3.6 * nrows + 0.8, nrows=nrows,
+                           ncols=ncols)
+    for i, (ax, wname) in enumerate(zip(axes, workloads, strict=False)):
+        data = {n: {**{lb: got[w, n, lb].speedup for lb in labels[1:]},
+                    **({"bound (Ideal)": got[w, n, labels[0]].ideal_speedup} if bounded
+                       else {})}
+                for w, n in cases_of(rows) if w == wname}
+        plot_speedups(data, ax=ax, title=wname, legend=False,
+                      ylabel=f"speed-up over {labels[0]}" if i % ncols == 0 else "")
+    for ax in axes[len(workloads):]:
+        ax.set_axis_off()
+    handles, names = axes[0].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncols=min(len(names), 5),
+               fontsize=9)
+    fig.suptitle(f"Training iteration speed-up over {labels[0]} by workload and network "
+                 f"({setting or f'{timing} timing'})")
+    plots.save_figure(fig, out / name)
+    return out / name

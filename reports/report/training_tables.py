@@ -3,10 +3,10 @@
 :class:`Row` is one simulated run (a workload on a network under a policy,
 with its case's bound); the functions turn a list of rows into the Markdown
 tables and bullets of ``reports/training/README.md`` and its ``results.csv``.
-``themis train-report`` makes the rows by simulating (:mod:`reports.report.training`),
-``themis train-report --db`` reads them from a sweep database
-(:mod:`reports.report.training_db`); both use these functions. The first policy label
-of a list of rows is the one speed-ups are measured against.
+Both reports of a sweep database's training rows use these functions: the training
+report itself (:mod:`reports.report.training`, ``themis train-report``) and the study
+report (:mod:`reports.report.training_db`, ``themis train-report --db``). The first
+policy label of a list of rows is the one speed-ups are measured against.
 """
 
 from __future__ import annotations
@@ -17,6 +17,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from statistics import mean
+
+#: Workload families and their bundled workloads.
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "CNN": ("vgg16", "resnet50"),
+    "Transformer": ("gpt3", "transformer"),
+    "DLRM": ("dlrm",),
+    "MLP": ("mlp-data-model", "mlp-model-data", "mlp-model"),
+}
 
 #: The Themis paper's end-to-end speed-ups over baseline: (workload, Themis, Ideal, ours).
 PAPER: tuple[tuple[str, str, str, tuple[str, ...]], ...] = (
@@ -185,6 +193,6 @@ def most_different(rows: Sequence[Row]) -> tuple[str, str]:
         return max(ends) / min(ends)
     return max(cases_of(rows), key=spread)
 
-__all__ = ["PAPER", "Row", "case_table", "cases_of", "csv_value", "findings", "fmt_pair",
-           "fmt_x", "labels_of", "md_table", "most_different", "paper_table", "rows_by_key",
-           "rows_csv", "speedup_table"]
+__all__ = ["FAMILIES", "PAPER", "Row", "case_table", "cases_of", "csv_value", "findings",
+           "fmt_pair", "fmt_x", "labels_of", "md_table", "most_different", "paper_table",
+           "rows_by_key", "rows_csv", "speedup_table"]

@@ -72,7 +72,8 @@ def test_gantt_labels_chunks_and_shows_the_users_names() -> None:
 def test_speedup_panel_of_one_workload_is_not_squeezed(tmp_path) -> None:
     """One workload, two networks: no layout warning (constrained_layout could not fit
     the panel before), every series in one legend."""
-    from reports.report.training import Row, write_speedups
+    from reports.report.training_plots import write_speedups
+    from reports.report.training_tables import Row
 
     rows = [Row("f", "w", n, 16, lb, e, 0.5, 0.5 - e / 2, 0.4, 1.0 / e, 2.0)
             for n in ("a", "b") for lb, e in (("baseline/fifo", 1.0), ("themis/scf", 0.8),
