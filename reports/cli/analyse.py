@@ -19,6 +19,7 @@ from reports.cli.common import (
     int_arg,
     positive_arg,
     resolve_inputs,
+    sweep_exit,
     wall_limit_s,
 )
 from reports.formatting import print_json
@@ -364,16 +365,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
           f"in {out.wall_s:.1f} s; results in {args.db}")
     for line in out.errors[:10]:
         print(f"  failed: {line}")
-    if out.interrupted or out.aborted:
-        why = "interrupted" if out.interrupted else out.aborted
-        sys.stderr.write(f"themis: {why}: finished results are kept; resume with:\n"
-                         f"  {resume}\n")
-        return 130 if out.interrupted else 1
-    if out.failed:
-        sys.stderr.write(f"themis: {out.failed} tasks failed (status 'error' in the database); "
-                         f"rerun to retry them:\n  {resume}\n")
-        return 1
-    return 0
+    return sweep_exit(out, args.db, resume)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -205,6 +205,25 @@ INPUT_ARGS = ("network", "networks", "workload", "system", "spec", "schedule", "
               "cost", "communicator")
 
 
+def sweep_exit(outcome: Any, db: str, resume: str, noun: str = "tasks") -> int:
+    """The exit code of a sweep run (a :class:`reports.sweep.run.SweepOutcome`), saying on
+    stderr what is kept in ``db`` and the command ``resume`` that resumes or retries it:
+    130 when interrupted, 1 when aborted or a task failed, else 0. ``noun`` names the
+    tasks (``runs`` for a training report)."""
+    import sys
+
+    if outcome.interrupted or outcome.aborted:
+        why = "interrupted" if outcome.interrupted else outcome.aborted
+        sys.stderr.write(f"themis: {why}: finished {noun} are kept in {db}; resume with:\n"
+                         f"  {resume}\n")
+        return 130 if outcome.interrupted else 1
+    if outcome.failed:
+        sys.stderr.write(f"themis: {outcome.failed} {noun} failed (status 'error' in {db}); "
+                         f"rerun to retry them:\n  {resume}\n")
+        return 1
+    return 0
+
+
 def note_inputs(args: object) -> None:
     """Remember the input files a command was given (:data:`INPUT_ARGS` naming an
     existing file), so that :func:`check_output` refuses to overwrite one."""

@@ -29,7 +29,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from reports.cli.common import load_system
+from reports.cli.common import load_system, sweep_exit
 from topologies.errors import InputError
 
 #: The report folder when neither ``--out`` nor ``--db`` is given.
@@ -185,18 +185,9 @@ def _sweep(spec: Any, db_path: str, workers: int | None, resume: str) -> int:
     from reports.sweep.run import run_spec
 
     outcome = run_spec(spec, db_path, workers=workers, command=resume)
-    if outcome.interrupted or outcome.aborted:
-        why = "interrupted" if outcome.interrupted else outcome.aborted
-        sys.stderr.write(f"themis: {why}: finished runs are kept in {db_path}; resume "
-                         f"with:\n  {resume}\n")
-        return 130 if outcome.interrupted else 1
-    if outcome.failed:
-        for line in outcome.errors[:10]:
-            sys.stderr.write(f"  failed: {line}\n")
-        sys.stderr.write(f"themis: {outcome.failed} runs failed (kept in {db_path}); rerun "
-                         f"to retry them:\n  {resume}\n")
-        return 1
-    return 0
+    for line in outcome.errors[:10]:
+        sys.stderr.write(f"  failed: {line}\n")
+    return sweep_exit(outcome, db_path, resume, "runs")
 
 
 def _write(folder: Path, spec: Any, system: Any, db_path: str, traces: bool, command: str,
