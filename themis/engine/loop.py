@@ -44,6 +44,7 @@ from heapq import heappop, heappush
 
 from themis.disciplines import Discipline, PriorityDiscipline
 from themis.disciplines.base import SID_BITS, SID_MASK, TIE_TOP
+from themis.engine.npu_lists import NpuLists
 from themis.engine.resources import EventLaw, Exclusive, HeapEntry, ResourceLaw, resource_law
 from themis.engine.rules import Rules, ServeOrder
 from themis.stages import StageTable
@@ -106,6 +107,9 @@ class EventLoop:
         self._starts = 0
         self._qseq = 0
         self._ops: _QueueOps | None = None
+        #: With :attr:`Rules.npu_lists`, the per-NPU event lists that order same-tick stage
+        #: ends (:class:`~themis.engine.npu_lists.NpuLists`; the caller sets it).
+        self.npu_lists: NpuLists | None = None
 
     # -- what a caller schedules -----------------------------------------------------
     def at(self, t: float, fn: _Call) -> None:
@@ -189,10 +193,12 @@ class EventLoop:
         running = res.running if isinstance(res, Exclusive) else []
         # Under Exclusive, what the rules may add to a stage start: the final-message
         # times and the loads (one name for dispatch to test; see below).
+        npl = self.npu_lists if exclusive else None
         extras = None
-        if exclusive and (loads or rules.final_message_ties):
+        if exclusive and (loads or rules.final_message_ties or npl is not None):
             extras = (self.last_msg if rules.final_message_ties else None,
-                     (running, busy, sent, s_sent) if loads else None)
+                     (running, busy, sent, s_sent) if loads else None,
+                     npl.start if npl is not None else None)
         begin: Callable[[int, int, float], None] | None = None
         after_dispatch: Callable[[int], None] | None = None
         if isinstance(res, EventLaw):
@@ -219,9 +225,11 @@ class EventLoop:
                     if extras is None:
                         heappush(heap, (e, e, base[d] + seq, sid))
                         continue
-                    lastm, loads_of = extras
+                    lastm, loads_of, npl_start = extras
                     heappush(heap, (e, e if lastm is None else e - lastm[sid], base[d] + seq,
                                     sid))
+                    if npl_start is not None:
+                        npl_start(sid, t)
                     if loads_of is not None:
                         run_d, busy_d, sent_d, sent_of = loads_of
                         run_d[d].add(sid)
@@ -239,6 +247,8 @@ class EventLoop:
                 item = calls[-code - 1]
                 calls[-code - 1] = None
                 if isinstance(item, list):  # queue the first stage of every chunk
+                    if npl is not None:
+                        npl.issue(item, t)
                     for sid in item:
                         d = s_dim[sid]
                         qseq += qstep
@@ -251,6 +261,8 @@ class EventLoop:
                     item()
                 continue
             if exclusive:  # one stage ends: queue its successor, serve the two dimensions
+                if npl is not None:  # the stage the NPUs' lists release now
+                    code = npl.release(t, code)
                 d = s_dim[code]
                 end[code] = t
                 free[d] += 1

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from themis.disciplines import make_discipline
 from themis.engine.loop import EventLoop
+from themis.engine.npu_lists import NpuLists, Steps
 from themis.engine.rules import Rules
 from themis.plans import Plan
 from themis.stages import Block, StageTable
@@ -51,27 +52,40 @@ class Engine(EventLoop):
         self.done_cb: list[Callable[[int, float], None]] = []
         self.coll_end: list[float] = []
         self.issue_ns: list[float] = []
-        self._blocks: dict[tuple[str, Plan, int], tuple[Block, list[float]]] = {}
+        self._blocks: dict[tuple[str, Plan, int], tuple[Block, list[float], list[Steps]]] = {}
         self.on_chunk_end = self._chunk_done
+        #: Per stage, its message steps (with :attr:`Rules.npu_lists`).
+        self.npu_steps: list[Steps] = []
+        if rules.npu_lists:
+            self.npu_lists = NpuLists([d.npus for d in network.dims], table.dim, table.last,
+                                      self.npu_steps)
 
-    def _block(self, kind: str, plan: Plan, size: int) -> tuple[Block, list[float]]:
-        """The stage columns of a chunk and the final-message time (final-event time
-        under :attr:`Rules.final_event_ties`) of each stage."""
+    def _block(self, kind: str, plan: Plan, size: int
+               ) -> tuple[Block, list[float], list[Steps]]:
+        """The stage columns of a chunk, the final-message time (final-event time
+        under :attr:`Rules.final_event_ties`) of each stage and, with
+        :attr:`Rules.npu_lists`, each stage's message steps."""
         key = (kind, plan, size)
         hit = self._blocks.get(key)
         if hit is None:
             tm = self.timings[kind]
             last_of = getattr(tm, "last_event_ns" if self.rules.final_event_ties
                               else "last_message_ns", None)
+            steps_of = getattr(tm, "npu_steps", None) if self.npu_lists is not None else None
+            if self.npu_lists is not None and steps_of is None:
+                raise TypeError(f"timing {tm.name!r} has no npu_steps (Rules.npu_lists)")
             costs = []
             lasts = []
+            steps: list[Steps] = []
             m: float = size
             for phase, d in plan:
                 c = tm.stage(phase, d, m)
                 costs.append((m, c))
                 lasts.append(float(last_of(phase, d, m)) if last_of is not None else 0.0)
+                if steps_of is not None:
+                    steps.append(steps_of(phase, d, m))
                 m = c.output_bytes
-            hit = self._blocks[key] = (StageTable.block(plan, costs), lasts)
+            hit = self._blocks[key] = (StageTable.block(plan, costs), lasts, steps)
         return hit
 
     def issue(self, kind: str, sizes: Sequence[int], plans: Sequence[Plan], priority: int,
@@ -92,10 +106,16 @@ class Engine(EventLoop):
         last_msg, prio = self.last_msg, self.prio
         coll, chunk = self.coll, self.chunk
         added = 0
+        npl = self.npu_lists
+        if npl is not None and npl.delta < 0:
+            npl.delta = int(self.timings[kind].endpoint_delay_ns)
+        npu_steps = self.npu_steps
         for k, (size, plan) in enumerate(zip(sizes, plans, strict=True)):
-            block, lasts = blocks.get((kind, plan, size)) or self._block(kind, plan, size)
+            block, lasts, steps = blocks.get((kind, plan, size)) or self._block(kind, plan, size)
             firsts.append(table.add_block(cid, k, block))
             last_msg.extend(lasts)
+            if npl is not None:
+                npu_steps.extend(steps)
             for d, b in zip(block[0], block[3], strict=True):
                 unsent[d] += b
             n = len(plan)

@@ -64,6 +64,7 @@ class Rules:
     final_event_ties: bool = False
     time_tol_ns: float = 0.0
     loads: bool = False
+    npu_lists: bool = False
 
     @classmethod
     def simulator(cls, tie_dim: bool, exact_durations: bool = True) -> Rules:
@@ -80,4 +81,5 @@ class Rules:
         dimension first, final-message ties (final-event ties without boost mode, i.e.
         ``tie_dim`` off), a time tolerance of :data:`SHARED_TOL` ns, loads kept."""
         return cls(tie_dim=tie_dim, serve=ServeOrder.OWN_FIRST, final_message_ties=True,
-                   final_event_ties=not tie_dim, time_tol_ns=SHARED_TOL, loads=True)
+                   final_event_ties=not tie_dim, time_tol_ns=SHARED_TOL, loads=True,
+                   npu_lists=tie_dim)

@@ -324,6 +324,57 @@ class AstraSim10Timing:
                 return float(red)
         return float(self.endpoint_delay_ns)
 
+    def npu_steps(self, phase: str, dim: int, input_bytes: float
+                  ) -> tuple[tuple[int, int, int, int, bool], ...]:
+        """The message steps of a stage on one NPU, as ASTRA-sim 1.0's algorithms run them
+        (``Ring.cc``, ``HalvingDoubling.cc``): per step ``(kind, offset, message ns,
+        reduce ns, processed)``. Kind 0 sends to the next NPU of the dimension's ring and
+        receives from the previous one; kind 1 exchanges with the partner at ring index
+        ``index ^ offset``; kind 2 (direct) sends to and receives from every other NPU at
+        once, its message the stage's time less two endpoint delays. Each step's message
+        is sent at one of the NPU's events; its arrival is followed by the endpoint delay
+        (``MemBus``), then, if the packet is ``processed`` (a reduction), by the reduce
+        time (``PacketBundle::call``; 0 ns registers on the running list), then by the next
+        send or, after the last step, the stage's exit. With the endpoint delay d before
+        the first send, ``d + sum(message + d + reduce)`` is the stage's duration
+        (:meth:`stage`). Read by :class:`themis.engine.npu_lists.NpuLists`."""
+        dm = self._dims[dim]
+        n = dm.n
+        D = int(input_bytes)
+        if n <= 1:
+            return ()
+        d = int(self.endpoint_delay_ns)
+        if phase == "A2A" or dm.algorithm == "direct":
+            dur = int(self.stage(phase, dim, input_bytes).duration_ns)
+            return ((2, 0, dur - 2 * d, 0, False),)
+        if dm.algorithm == "ring":
+            if phase == "AG":
+                msg = self._message(dm, D, 1)[0]
+                return ((0, 0, msg, 0, False),) * (n - 1)
+            msg = self._message(dm, D // n, 1)[0]
+            red = REDUCE_NS * ((D // n) // REDUCE_BYTES)
+            rs = ((0, 0, msg, red, True),) * (n - 1)
+            return rs if phase == "RS" else rs + ((0, 0, msg, 0, False),) * (n - 1)
+        k = dm.k
+        if phase == "AG":
+            return tuple((1, n >> (j + 1), self._message(dm, D << j, n >> (j + 1))[0], 0, False)
+                         for j in range(k))
+        sizes = []
+        m = D
+        for _ in range(k + 1):
+            m //= 2
+            sizes.append(m)
+        steps = []
+        for j in range(1, k + 1):
+            red = REDUCE_NS * (sizes[j] // REDUCE_BYTES) if j < k else 0
+            steps.append((1, 1 << (j - 1), self._message(dm, sizes[j - 1], 1 << (j - 1))[0],
+                          red, True))
+        if phase == "AR":
+            a = 2 * (sizes[k - 1] // 2)
+            steps.extend((1, n >> (i + 1), self._message(dm, a << i, n >> (i + 1))[0], 0, False)
+                         for i in range(k))
+        return tuple(steps)
+
     def last_message_ns(self, phase: str, dim: int, input_bytes: float) -> float:
         """The duration of a stage's final message: ASTRA-sim 1.0 processes stage
         ends of the same tick in the order their final message was scheduled
