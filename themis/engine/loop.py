@@ -110,10 +110,14 @@ class EventLoop:
         #: With :attr:`Rules.npu_lists`, the per-NPU event lists that order same-tick stage
         #: ends (:class:`~themis.engine.npu_lists.NpuLists`; the caller sets it).
         self.npu_lists: NpuLists | None = None
+        #: With :attr:`npu_lists`, per caller event the order the NPUs run it in.
+        self._work: dict[int, tuple[int, ...]] = {}
 
     # -- what a caller schedules -----------------------------------------------------
     def at(self, t: float, fn: _Call) -> None:
         """Run ``fn`` at time ``t`` (scheduled now)."""
+        if self.npu_lists is not None:  # a workload event on every NPU
+            self._work[len(self._calls)] = self.npu_lists.work_at(t)
         self._calls.append(fn)
         self._events += 1
         heappush(self.heap, (t, self.now, EVENT_TIE + self._events, -len(self._calls)))
@@ -258,6 +262,8 @@ class EventLoop:
                             dispatch(d, t)
                 elif item is not None:
                     self.now = t
+                    if npl is not None:
+                        npl.begin_work(self._work.pop(-code - 1), t)
                     item()
                 continue
             if exclusive:  # one stage ends: queue its successor, serve the two dimensions

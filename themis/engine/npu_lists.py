@@ -44,7 +44,10 @@ from heapq import heappop, heappush
 Steps = tuple[tuple[int, int, int, int, bool], ...]
 
 # Callback kinds on an NPU's list.
-_SEND, _PROC, _CONT = 0, 1, 2
+_SEND, _PROC, _CONT, _WORK = 0, 1, 2, 3
+#: Stands for the NPUs in no group (all alike: they run no stage, only the workload) in
+#: an order of NPUs: where the first of them is.
+OTHERS = -1
 # Heap entry kinds.
 _LIST, _ARRIVAL = 0, 1
 
@@ -82,21 +85,32 @@ class NpuLists:
             self.groups.append(tuple(i * stride for i in range(p)) if p > 1 else ())
             stride *= p
         self.gsets = [frozenset(g) for g in self.groups]
-        union: set[int] = set()
+        union: set[int] = {0}
         for g in self.groups:
             union.update(g)
-        #: The order of an issue: NPU ids ascending (the workload runs NPU by NPU).
-        self.issue_order: tuple[int, ...] = tuple(sorted(union))
+        self.members = tuple(sorted(union))
+        ids = list(self.members)
+        if stride > len(union):  # NPUs in no group: the first of them stands for all
+            first = next(i for i in range(stride) if i not in union)
+            ids.append(first)
+            ids.sort()
+            ids[ids.index(first)] = OTHERS
+        #: The workload's order at time 0: NPU ids ascending.
+        self.id_order: tuple[int, ...] = tuple(ids)
         self.dims, self.last, self.steps = dims, last, steps
         self.heap: list[tuple[int, int, int, int, int, int]] = []
         self.seq = 0
-        self.lists: dict[tuple[int, int], list[tuple[int, _Chain, int, int]]] = {}
+        #: Per (NPU, tick) its list: the creation number, then the callbacks.
+        self.lists: dict[tuple[int, int], list] = {}
         self.chains: dict[int, _Chain] = {}
         #: Per stage not yet started or running, the order its chunk entered the phase in.
         self.entry: dict[int, tuple[int, ...]] = {}
-        self.order: tuple[int, ...] = ()
+        #: The order of the event being processed (an issue's or a workload event's: the
+        #: workload's order; a release's: suspended NPUs, then the releasing one).
+        self.order: tuple[int, ...] = self.id_order
         self.pending: list[int] = []
         self.pending_t = 0
+        self.pending_issue = False
         self.limit = -1.0
         self.now = 0
         self._run: Generator[int | None, None, None] = self._process()
@@ -104,12 +118,48 @@ class NpuLists:
 
     # -- what the event loop calls ---------------------------------------------------
     def issue(self, firsts: Sequence[int], t: float) -> None:
-        """A collective is issued at ``t`` with these first stages."""
-        self._flush()
+        """A collective is issued at ``t`` with these first stages. Collectives issued
+        together start NPU by NPU: each NPU generates all of them in its turn
+        (``Sys::generate_collective`` from its workload's event), so the stages they
+        start join those of an issue just before (same tick, nothing in between)."""
+        if not (self.pending and self.pending_issue and self.pending_t == int(t)):
+            self._flush()
         self._advance(t - 0.5)
-        self.order = self.issue_order
+        self.pending_issue = True
         for sid in firsts:
-            self.entry[sid] = self.issue_order
+            self.entry[sid] = self.order
+
+    def work_at(self, t: float) -> tuple[int, ...]:
+        """The workload registers an event for ``t`` on every NPU, in the order of the
+        event being processed; returns the order the NPUs run it in at ``t``: first those
+        whose list for ``t`` already exists (a stage's event), by creation, then the others
+        in registration order."""
+        self._flush()
+        tick = int(t)
+        lists = self.lists
+        early = sorted((lists[(x, tick)][0], x) for x in self.members if (x, tick) in lists)
+        if early:
+            first = {x for _, x in early}
+            order = tuple([x for _, x in early] + [x for x in self.order if x not in first])
+        else:
+            order = self.order
+        for x in self.order:
+            if x != OTHERS:
+                self._register(x, tick, (_WORK, None, 0, 0))
+        return order
+
+    def begin_work(self, order: tuple[int, ...], t: float) -> None:
+        """A workload event runs at ``t`` on the NPUs in ``order`` (:meth:`work_at`)."""
+        self._flush()
+        self.pending_issue = False
+        self._advance(t - 0.5)
+        self.order = order
+
+    @property
+    def npu0_first(self) -> bool:
+        """Whether NPU 0 runs the event being processed first (ASTRA-sim's Themis resets
+        its loads only when NPU 0 generates a collective at a new tick)."""
+        return self.order[0] == 0
 
     def start(self, sid: int, t: float) -> None:
         """Stage ``sid`` starts at ``t`` (in the event being processed)."""
@@ -121,6 +171,7 @@ class NpuLists:
         the lists of tick ``t`` (``sid`` if none does, which means the timing's steps do
         not add up to its stage times)."""
         self._flush()
+        self.pending_issue = False
         self.limit = t
         got = next(self._run)
         if got is None:
@@ -128,7 +179,7 @@ class NpuLists:
         chain = self.chains.pop(got)
         d = self.dims[got]
         gset = self.gsets[d]
-        order = tuple(x for x in self.entry.pop(got, self.issue_order) if x not in gset)
+        order = tuple(x for x in self.entry.pop(got, self.id_order) if x not in gset)
         self.order = order + tuple(chain.exits)
         if not self.last[got]:
             self.entry[got + 1] = self.order
@@ -161,11 +212,11 @@ class NpuLists:
                 if x in gset:
                     self._register(x, t, (_SEND, c, (x // stride) % n, 0))
 
-    def _register(self, npu: int, tick: int, cb: tuple[int, _Chain, int, int]) -> None:
+    def _register(self, npu: int, tick: int, cb: tuple[int, _Chain | None, int, int]) -> None:
         key = (npu, tick)
         lst = self.lists.get(key)
         if lst is None:
-            self.lists[key] = [cb]
+            self.lists[key] = [self.seq, cb]
             heappush(self.heap, (tick, self.seq, _LIST, npu, 0, 0))
             self.seq += 1
         else:
@@ -191,10 +242,12 @@ class NpuLists:
                 continue
             key = (a, tick)
             lst = lists[key]
-            i = 0
+            i = 1
             while i < len(lst):
                 op, c, idx, j = lst[i]
                 i += 1
+                if op == _WORK:
+                    continue
                 steps = c.steps
                 if op == _PROC:
                     _, _, _, red, processed = steps[j]

@@ -53,6 +53,17 @@ class Themis:
     ) -> tuple[list[Route], dict[int, float]]:
         """Routes and the final per-dimension loads (MiB at B_0) of the active dims
         (with ``astra``: of every dimension, size-1 ones at 0)."""
+        routes, entries = self.routes_from(collective, network)
+        return routes, {d: load for load, d in sorted(entries, key=itemgetter(1))
+                        if self.astra or network.dims[d].npus > 1}
+
+    def routes_from(self, collective: Collective, network: Network,
+                    entries: list[list[Any]] | None = None
+                    ) -> tuple[list[Route], list[list[Any]]]:
+        """Routes for every chunk, starting from the greedy's list ``entries`` of
+        ``[load, dim]`` in its persistent order (default: every load 0, in dimension
+        order, ASTRA's ``OfflineGreedy::reset_loads``), and that list afterwards (a copy:
+        ``entries`` is left as it is)."""
         dims = network.dims
         nd = len(dims)
         astra = self.astra
@@ -78,7 +89,8 @@ class Themis:
 
         # The persistent list of [load, dim] (size-1 dimensions stay at load 0 and
         # are skipped: a stable sort keeps the active ones' relative order).
-        entries: list[list[Any]] = [[0.0, i] for i in range(nd)]  # [load, dim] pairs
+        entries = [[0.0, i] for i in range(nd)] if entries is None else \
+            [list(e) for e in entries]  # [load, dim] pairs
         routes: list[Route] = []
         for idx, c in enumerate(collective.chunk_sizes()):
             entries.sort(key=by_load)
@@ -120,5 +132,4 @@ class Themis:
                 e[0] += ((cs / MiB) * fac[i]) / ratio[i]
                 cs = cs * size[i] if gather else (cs // size[i] if astra else cs / size[i])
             routes.append(tuple([e[1] for e in order]))
-        return routes, {d: load for load, d in sorted(entries, key=by_dim)
-                        if astra or inv[d]}
+        return routes, entries

@@ -11,8 +11,11 @@ ASTRA-sim 1.0 state that spans collectives is kept as ASTRA keeps it:
 * ``round-robin``: one rotation counter over all chunks of all collectives;
 * ``themis``: the loads are reset when a collective is issued at a new tick;
   collectives issued in the same tick continue the same greedy (and share its
-  loads). The reset race of workloads.md §4 (another NPU routing first with
-  stale loads) cannot be predicted from the collective alone and is left out.
+  loads). Under boost mode 1 (the engine's per-NPU lists,
+  :mod:`themis.engine.npu_lists`) the reset race of workloads.md §4 is kept: ASTRA
+  resets only when NPU 0 generates, so where another NPU runs the issuing event first,
+  that tick's collectives continue the loads the previous tick left (and the loads are
+  0 after it: NPU 0 resets later in the tick).
 * a *router* of :mod:`themis.training.routing` (``themis-running``, which starts
   each collective's greedy from the load still in flight on every dimension
   instead of zero; ``online-mix``) sees the running engine at every issue and
@@ -29,6 +32,7 @@ from themis.engine import Engine
 from themis.plans import Plan, PlanShape, Route, check_routes, stage_plan
 from themis.policies import canonical_policy, is_route, parse_route
 from themis.policies.base import InterPolicy, choose
+from themis.policies.greedy import Themis
 from themis.runkind import RunKind
 from themis.training.routing import (
     Router,
@@ -106,6 +110,12 @@ class Planner:
         self._tick: float | None = None
         self._tick_shape: tuple | None = None
         self._tick_count = 0
+        #: The reset race: whether the current tick's collectives continue the loads of
+        #: the previous tick (the greedy's list, ``None`` while it is the fresh one), and
+        #: what the last tick without a race routed (to make its loads when needed).
+        self._race = False
+        self._carry: list | None = None
+        self._routed: tuple | None = None
 
     def _policy_routes(self, kind: str, mask: tuple[bool, ...], chunk: int, n: int,
                        offset: int) -> tuple[list[Route], PlanShape | None]:
@@ -155,6 +165,15 @@ class Planner:
             return self._rotated(dims, n, reverse=kind == "all-gather"), None
         offset = 0
         if self.own and self.name == "themis":
+            if self._carry is not None and now == self._tick:  # the reset race
+                view = masked_network(self.network, mask)
+                npus = math.prod(d.npus for d in view.dims) if kind == "all-gather" else 1
+                assert isinstance(self.policy, Themis)
+                got, self._carry = self.policy.routes_from(
+                    Collective(kind, max(chunk, 1) * npus * n, n), view, self._carry)
+                routes = [tuple(r) for r in got]
+                check_routes(routes, view.active_dims, producer=self.name)
+                return routes, None
             shape = (kind, mask, chunk)
             if now == self._tick and shape == self._tick_shape:
                 offset = self._tick_count
@@ -162,6 +181,7 @@ class Planner:
                 self._tick_shape = shape
                 self._tick_count = 0
             self._tick_count += n
+            self._routed = (kind, mask, chunk, self._tick_count)
         return self._policy_routes(kind, mask, chunk, n, offset)
 
     def choose(self, kind: str, mask: tuple[bool, ...], sizes: list[int], now: float
@@ -177,11 +197,31 @@ class Planner:
         return routes, self.plans(kind, routes, shape)
 
     def note_issue(self, now: float) -> None:
-        """A collective (possibly an empty one) was issued at ``now``: Themis' reset tick."""
+        """A collective (possibly an empty one) was issued at ``now``: Themis' reset tick
+        (with the engine's per-NPU lists, reset only when NPU 0 runs the issue first)."""
         if now != self._tick:
+            lists = self.engine.npu_lists
+            race = self.own and self.name == "themis" and lists is not None \
+                and not lists.npu0_first
+            self._carry = self._loads_left() if race else None
+            self._race = race
+            self._routed = None
             self._tick = now
             self._tick_shape = None
             self._tick_count = 0
+
+    def _loads_left(self) -> list | None:
+        """The greedy's list the previous issue tick left (``None``: the fresh one)."""
+        if self._race:  # NPU 0 reset the loads after the racing NPU routed
+            return None
+        if self._routed is None:
+            return None
+        kind, mask, chunk, total = self._routed
+        view = masked_network(self.network, mask)
+        npus = math.prod(d.npus for d in view.dims) if kind == "all-gather" else 1
+        assert isinstance(self.policy, Themis)
+        return self.policy.routes_from(Collective(kind, max(chunk, 1) * npus * total, total),
+                                       view)[1]
 
     def _rotated(self, dims: Route, n: int, reverse: bool) -> list[Route]:
         nd = self.network.ndims
