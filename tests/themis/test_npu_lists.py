@@ -57,9 +57,9 @@ def test_at_an_issue_the_lists_run_in_npu_id_order() -> None:
     """Y (1 MiB on dimension 1) is issued before Z (1 MiB on dimension 0), both start at 0.
     Every NPU generates both collectives in its turn, NPUs in id order: lists at 10 are
     0 (Y, Z), 1 (Z), 2 (Y). NPU 0 finds nothing posted; NPU 1 completes Z's pair, NPU 2
-    Y's: arrivals Z@0, Z@1, Y@0, Y@2, so the lists of 9787 are 0 (Z, Y), 1 (Z), 2 (Y), and Z (dimension 0) is
-    released at NPU 1 before Y at NPU 2: here the dimension order, not the start
-    order."""
+    Y's: arrivals Z@0, Z@1, Y@0, Y@2, so the lists of 9787 are 0 (Z, Y), 1 (Z), 2 (Y),
+    and Z (dimension 0) is released at NPU 1 before Y at NPU 2: here the dimension order,
+    not the start order."""
     engine, done = _engine()
     _issue(engine, done, MIB, [("RS", 1)])
     _issue(engine, done, MIB, [("RS", 0)])
