@@ -25,7 +25,10 @@ One heap holds every event, keyed by ``(time, scheduled at, tie, code)``:
   and come after the stage ends of the same time and scheduling time, in the
   order they were made.
 
-The orders a caller chooses are its :class:`~themis.engine.rules.Rules`.
+The orders a caller chooses are its :class:`~themis.engine.rules.Rules`. With
+:attr:`EventLoop.npu_lists` (ASTRA-sim 1.0's boost mode 1) a popped stage end ends the
+stage the per-NPU lists release next at that time (:mod:`themis.engine.npu_lists`), issues
+and the caller's events are noted there too.
 
 Queues are driven one way, ``push(entry)`` / ``pop() -> entry`` with ``entry
 & SID_MASK`` the stage id: a discipline's own ``push`` / ``pop`` (entry = the

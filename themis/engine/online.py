@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from themis.disciplines import make_discipline
 from themis.engine.loop import EventLoop
 from themis.engine.npu_lists import NpuLists, Steps
+from themis.engine.resources import Exclusive
 from themis.engine.rules import Rules
 from themis.plans import Plan
 from themis.stages import Block, StageTable
@@ -56,7 +57,7 @@ class Engine(EventLoop):
         self.on_chunk_end = self._chunk_done
         #: Per stage, its message steps (with :attr:`Rules.npu_lists`).
         self.npu_steps: list[Steps] = []
-        if rules.npu_lists:
+        if rules.npu_lists and isinstance(self.resource, Exclusive):
             self.npu_lists = NpuLists([d.npus for d in network.dims], table.dim, table.last,
                                       self.npu_steps)
 

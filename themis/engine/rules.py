@@ -21,6 +21,12 @@ simulator (:mod:`themis.training`, ASTRA-sim 1.0's event order, workloads.md
   ``last_event_ns``) rather than its final message: ASTRA-sim 1.0 with boost mode 0,
   where every NPU runs every stage and the stage ends of a tick are released from one
   NPU's event list, which holds them in the order they were registered;
+* ``npu_lists``: the stage ends of a tick are ended in the order ASTRA-sim 1.0's per-NPU
+  event lists release them, and the workload's events run in those lists' order
+  (:mod:`themis.engine.npu_lists`; boost mode 1, where only the NPUs on each dimension's
+  line through NPU 0 run its stages; the caller sets :attr:`EventLoop.npu_lists
+  <themis.engine.loop.EventLoop.npu_lists>`, :class:`~themis.engine.Engine` does under an
+  exclusive resource law);
 * ``time_tol_ns``: under bandwidth sharing, a stage has left its fixed
   (latency) part at ``t`` when ``fixed end <= t + time_tol_ns``;
 * ``loads``: keep per-dimension busy time, bytes sent and bytes still to send
@@ -79,7 +85,8 @@ class Rules:
     def astra(cls, tie_dim: bool) -> Rules:
         """ASTRA-sim 1.0's event order (the training simulator, workloads.md §4): own
         dimension first, final-message ties (final-event ties without boost mode, i.e.
-        ``tie_dim`` off), a time tolerance of :data:`SHARED_TOL` ns, loads kept."""
+        ``tie_dim`` off; with it the per-NPU lists, ``npu_lists``), a time tolerance of
+        :data:`SHARED_TOL` ns, loads kept."""
         return cls(tie_dim=tie_dim, serve=ServeOrder.OWN_FIRST, final_message_ties=True,
                    final_event_ties=not tie_dim, time_tol_ns=SHARED_TOL, loads=True,
                    npu_lists=tie_dim)
