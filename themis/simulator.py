@@ -26,7 +26,8 @@ from itertools import repeat
 
 from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
-from themis.engine import EventLoop, Rules, ServeOrder, law_at, resource_law
+from themis.engine import EventLoop, Rules, law_at, resource_law
+from themis.engine.npu_lists import NpuLists
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, check_routes, stage_plan
 from themis.policies import InterPolicy, make_policy
@@ -221,18 +222,46 @@ class _Events:
 
 
 def _rules(tm: Timing, tie_dim: bool, law: str) -> Rules:
-    """The engine's rules for a run under ``tm``: the simulator's, except that a timing
-    whose simulator restarts the old dimension's queue before the next one at a
-    same-tick hand-over (ASTRA-sim 1.0, ``Sys::proceed_to_next_vnet_baseline``) serves
-    its own dimension first (:class:`themis.timing.base.Meaning` ``event_order``)."""
+    """The engine's rules for a run under ``tm``: the simulator's, except under a timing
+    whose event order is ASTRA-sim 1.0's (:class:`themis.timing.base.Meaning`
+    ``event_order``) with stages alone: then the training engine's
+    (:meth:`Rules.astra <themis.engine.rules.Rules.astra>`, the rules
+    :meth:`themis.runkind.RunKind.rules` gives a training run; ``tie_dim`` is its boost
+    mode), so one collective means the same run in ``simulate`` and in ``train``: the
+    old dimension's queue restarted before the next one at a same-tick hand-over
+    (``Sys::proceed_to_next_vnet_baseline``), same-tick ends by their final message or
+    last event, and with boost mode 1 by the per-NPU event lists
+    (:mod:`themis.engine.npu_lists`). Loads are not kept (they change no time)."""
     from themis.timing import timing_meaning
 
     exact = resource_law(law).exact_durations
-    rules = Rules.simulator(tie_dim, exact)
     name = getattr(tm, "name", "")
     if exact and name and timing_meaning(name).event_order == "astra":
-        rules = dataclasses.replace(rules, serve=ServeOrder.OWN_FIRST)
-    return rules
+        return dataclasses.replace(Rules.astra(tie_dim), loads=False)
+    return Rules.simulator(tie_dim, exact)
+
+
+def _astra_lists(loop: EventLoop, tm: Timing, network: Network, table: StageTable) -> None:
+    """What :attr:`Rules.final_message_ties` and :attr:`Rules.npu_lists` read, per stage of
+    ``table`` (as :class:`~themis.engine.Engine` records them for a training run): the
+    final message's (or last event's) time and the per-NPU lists with each stage's
+    message steps."""
+    rules = loop.rules
+    phases, dims, inputs = table.phase, table.dim, table.input_bytes
+    if rules.final_message_ties:
+        last_of = getattr(tm, "last_event_ns" if rules.final_event_ties else
+                          "last_message_ns", None)
+        if last_of is not None:
+            loop.last_msg[:] = [float(last_of(str(p), d, m))
+                                for p, d, m in zip(phases, dims, inputs, strict=True)]
+    if rules.npu_lists:
+        steps_of = getattr(tm, "npu_steps", None)
+        if steps_of is None:
+            raise TypeError(f"timing {tm.name!r} has no npu_steps (Rules.npu_lists)")
+        steps = [steps_of(str(p), d, m) for p, d, m in zip(phases, dims, inputs, strict=True)]
+        lists = NpuLists([d.npus for d in network.dims], table.dim, table.last, steps)
+        lists.delta = int(tm.endpoint_delay_ns)
+        loop.npu_lists = lists
 
 
 def run(
@@ -365,6 +394,8 @@ def _run_events(
                      _rules(tm, config.tie_order == "dim", law), law,
                      [d.bandwidth_bytes_per_ns for d in network.dims])
     loop.queues = queues
+    if loop.rules.final_message_ties or loop.rules.npu_lists:
+        _astra_lists(loop, tm, network, table)
     for t, firsts in zip(issues, first_sids, strict=True):
         loop.issue_at(t, firsts)
     with _gc_paused():
