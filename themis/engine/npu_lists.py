@@ -60,44 +60,52 @@ _SEND, _PROC, _CONT, _WORK, _ARR = 0, 1, 2, 3, 4
 _perms: dict[tuple, tuple[int, ...]] = {}
 
 
+def _send_post(kind: int, off: int, n: int, idx: int, sent: list[bool], posted: list[bool],
+               got: list[int]) -> list[int]:
+    """Member ``idx`` sends its message and posts its receive (``sent``, ``posted`` and
+    ``got``, the messages each member has, are updated): the members whose arrival this
+    schedules, in order (a member's arrival is scheduled by the later of its sender's
+    send and its own receive; direct, kind 2: once all n - 1 messages are there)."""
+    out = []
+    if kind == 2:
+        sent[idx] = True
+        for s in range(1, n):
+            dst = (idx + s) % n
+            if posted[dst]:
+                got[dst] += 1
+                if got[dst] == n - 1:
+                    out.append(dst)
+        posted[idx] = True
+        got[idx] += sum(sent[(idx - s) % n] for s in range(1, n))
+        if got[idx] == n - 1:
+            out.append(idx)
+        return out
+    if kind == 0:
+        dst, src = (idx + 1) % n, (idx - 1) % n
+    else:
+        dst = src = idx ^ off
+    sent[idx] = True
+    if posted[dst]:
+        out.append(dst)
+    posted[idx] = True
+    if sent[src]:
+        out.append(idx)
+    return out
+
+
 def _arrivals(kind: int, off: int, n: int, order: tuple[int, ...]) -> tuple[int, ...]:
     """The members (ring indices) whose message arrives, in the order the arrivals are
-    scheduled, when the members send and post their receives in ``order``: a member's
-    arrival is scheduled by the later of its sender's send and its own receive."""
+    scheduled, when the members send and post their receives in ``order``."""
     key = (kind, off, n, order)
-    got = _perms.get(key)
-    if got is not None:
-        return got
-    sent = [False] * n
-    posted = [False] * n
-    count = [0] * n
-    out = []
+    hit = _perms.get(key)
+    if hit is not None:
+        return hit
+    sent, posted, count = [False] * n, [False] * n, [0] * n
+    out: list[int] = []
     for idx in order:
-        if kind == 2:
-            sent[idx] = True
-            for s in range(1, n):
-                dst = (idx + s) % n
-                if posted[dst]:
-                    count[dst] += 1
-                    if count[dst] == n - 1:
-                        out.append(dst)
-            posted[idx] = True
-            count[idx] += sum(sent[(idx - s) % n] for s in range(1, n))
-            if count[idx] == n - 1:
-                out.append(idx)
-            continue
-        if kind == 0:
-            dst, src = (idx + 1) % n, (idx - 1) % n
-        else:
-            dst = src = idx ^ off
-        sent[idx] = True
-        if posted[dst]:
-            out.append(dst)
-        posted[idx] = True
-        if sent[src]:
-            out.append(idx)
-    got = _perms[key] = tuple(out)
-    return got
+        out.extend(_send_post(kind, off, n, idx, sent, posted, count))
+    hit = _perms[key] = tuple(out)
+    return hit
 
 
 class _Chain:
@@ -474,26 +482,5 @@ class NpuLists:
             c.got[j] = [0] * n
         posted, got = c.posted[j], c.got[j]
         arrive = tick + msg
-        if kind_j == 2:
-            sent[idx] = True
-            for s in range(1, n):
-                dst = (idx + s) % n
-                if posted[dst]:
-                    got[dst] += 1
-                    if got[dst] == n - 1:
-                        self._add_arrival(self._open(c, _ARR, j, arrive), dst)
-            posted[idx] = True
-            got[idx] += sum(sent[(idx - s) % n] for s in range(1, n))
-            if got[idx] == n - 1:
-                self._add_arrival(self._open(c, _ARR, j, arrive), idx)
-            return
-        if kind_j == 0:
-            dst, src = (idx + 1) % n, (idx - 1) % n
-        else:
-            dst = src = idx ^ off
-        sent[idx] = True
-        if posted[dst]:
-            self._add_arrival(self._open(c, _ARR, j, arrive), dst)
-        posted[idx] = True
-        if sent[src]:
-            self._add_arrival(self._open(c, _ARR, j, arrive), idx)
+        for m in _send_post(kind_j, off, n, idx, sent, posted, got):
+            self._add_arrival(self._open(c, _ARR, j, arrive), m)
