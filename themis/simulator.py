@@ -28,6 +28,7 @@ from themis.collective import Collective
 from themis.disciplines import Discipline, canonical_intra, discipline_names, make_discipline
 from themis.engine import EventLoop, Rules, law_at, resource_law
 from themis.engine.npu_lists import NpuLists
+from themis.engine.rules import tie_readers
 from themis.metrics import Metrics, compute_metrics
 from themis.plans import Plan, PlanShape, check_routes, stage_plan
 from themis.policies import InterPolicy, make_policy
@@ -246,19 +247,12 @@ def _astra_lists(loop: EventLoop, tm: Timing, network: Network, table: StageTabl
     ``table`` (as :class:`~themis.engine.Engine` records them for a training run): the
     final message's (or last event's) time and the per-NPU lists with each stage's
     message steps."""
-    rules = loop.rules
-    phases, dims, inputs = table.phase, table.dim, table.input_bytes
-    if rules.final_message_ties:
-        last_of = getattr(tm, "last_event_ns" if rules.final_event_ties else
-                          "last_message_ns", None)
-        if last_of is not None:
-            loop.last_msg[:] = [float(last_of(str(p), d, m))
-                                for p, d, m in zip(phases, dims, inputs, strict=True)]
-    if rules.npu_lists:
-        steps_of = getattr(tm, "npu_steps", None)
-        if steps_of is None:
-            raise TypeError(f"timing {tm.name!r} has no npu_steps (Rules.npu_lists)")
-        steps = [steps_of(str(p), d, m) for p, d, m in zip(phases, dims, inputs, strict=True)]
+    last_of, steps_of = tie_readers(tm, loop.rules)
+    stages = list(zip(map(str, table.phase), table.dim, table.input_bytes, strict=True))
+    if last_of is not None:
+        loop.last_msg[:] = [float(last_of(p, d, m)) for p, d, m in stages]
+    if steps_of is not None:
+        steps = [steps_of(p, d, m) for p, d, m in stages]
         lists = NpuLists([d.npus for d in network.dims], table.dim, table.last, steps)
         lists.delta = int(tm.endpoint_delay_ns)
         loop.npu_lists = lists

@@ -17,7 +17,7 @@ from themis.disciplines import make_discipline
 from themis.engine.loop import EventLoop
 from themis.engine.npu_lists import NpuLists, Steps
 from themis.engine.resources import Exclusive
-from themis.engine.rules import Rules
+from themis.engine.rules import Rules, tie_readers
 from themis.plans import Plan
 from themis.stages import Block, StageTable
 from themis.timing.base import Timing
@@ -70,11 +70,9 @@ class Engine(EventLoop):
         hit = self._blocks.get(key)
         if hit is None:
             tm = self.timings[kind]
-            last_of = getattr(tm, "last_event_ns" if self.rules.final_event_ties
-                              else "last_message_ns", None)
-            steps_of = getattr(tm, "npu_steps", None) if self.npu_lists is not None else None
-            if self.npu_lists is not None and steps_of is None:
-                raise TypeError(f"timing {tm.name!r} has no npu_steps (Rules.npu_lists)")
+            last_of, steps_of = tie_readers(tm, self.rules)
+            if self.npu_lists is None:
+                steps_of = None
             costs = []
             lasts = []
             steps: list[Steps] = []

@@ -38,8 +38,10 @@ simulator (:mod:`themis.training`, ASTRA-sim 1.0's event order, workloads.md
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 #: A stage has sent its bytes when its remaining bytes are below this fraction of its
 #: total (bandwidth sharing); also the training engine's time tolerance (ns).
@@ -90,3 +92,23 @@ class Rules:
         return cls(tie_dim=tie_dim, serve=ServeOrder.OWN_FIRST, final_message_ties=True,
                    final_event_ties=not tie_dim, time_tol_ns=SHARED_TOL, loads=True,
                    npu_lists=tie_dim)
+
+
+def tie_readers(timing: Any, rules: Rules
+                ) -> tuple[Callable[..., float] | None, Callable[..., Any] | None]:
+    """The timing model's per-stage readers ``rules`` need, each called ``(phase, dim,
+    input_bytes)``: how long before a stage's end its tie key counts from (with
+    ``final_message_ties``: ``last_event_ns`` under ``final_event_ties``, else
+    ``last_message_ns``; ``None`` for a model without it) and, with ``npu_lists``, its
+    message steps (``npu_steps``; a model without it is a :class:`TypeError`). The
+    training engine and the collective simulator both read them here."""
+    last_of = None
+    if rules.final_message_ties:
+        last_of = getattr(timing, "last_event_ns" if rules.final_event_ties
+                          else "last_message_ns", None)
+    steps_of = None
+    if rules.npu_lists:
+        steps_of = getattr(timing, "npu_steps", None)
+        if steps_of is None:
+            raise TypeError(f"timing {timing.name!r} has no npu_steps (Rules.npu_lists)")
+    return last_of, steps_of
